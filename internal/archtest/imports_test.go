@@ -1,0 +1,177 @@
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/coordlog/coordlog"
+
+// rule says what the non-test files of a top-level folder (and its sub-packages) may import
+// besides the standard library and their own folder's sub-packages.
+type rule struct {
+	internal []string // top-level folders of this module
+	external []string // import path prefixes outside the module
+}
+
+var kafkaWire = []string{"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kbin"}
+
+// rules is DESIGN.md's layout table. A folder missing here may import nothing of the module.
+var rules = map[string]rule{
+	"recordcodec": {external: kafkaWire},
+	"groupstate":  {},
+	"eventlog": {
+		internal: []string{"recordcodec"},
+		external: append([]string{
+			"github.com/cockroachdb/pebble/v2",
+			"github.com/twmb/franz-go/pkg/kgo",
+			"github.com/klauspost/compress",
+			"github.com/pierrec/lz4/v4",
+			"github.com/schollz/progressbar/v3",
+		}, kafkaWire...),
+	},
+	"snapshot": {external: []string{"github.com/vmihailenco/msgpack/v5"}},
+	"replay":   {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"}, external: kafkaWire},
+	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "cmd"}, external: []string{""}},
+	"fixtures": {},
+	"internal": {internal: []string{"internal"}},
+}
+
+// testOnly are imports every _test.go file may use on top of its folder's rule.
+var testOnly = []string{"github.com/stretchr/testify"}
+
+func TestImportRules(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found from %s: %v", root, err)
+	}
+	fset := token.NewFileSet()
+	var violations []string
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "target" || name == "work") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		top := strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]
+		if top == rel { // files at the module root
+			top = ""
+		}
+		isTest := strings.HasSuffix(name, "_test.go")
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if why := disallowed(top, imp, isTest); why != "" {
+				violations = append(violations, rel+": imports "+imp+" ("+why+")")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go files found: the walk is broken")
+	}
+	sort.Strings(violations)
+	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+func disallowed(top, imp string, isTest bool) string {
+	r, known := rules[top]
+	if strings.HasPrefix(imp, module+"/") || imp == module {
+		target := strings.SplitN(strings.TrimPrefix(imp, module+"/"), "/", 2)[0]
+		if target == top {
+			return ""
+		}
+		if top == "fixtures" && isTest {
+			return "" // conformance tests drive the whole engine
+		}
+		for _, ok := range r.internal {
+			if ok == target {
+				return ""
+			}
+		}
+		return top + "/ may not import " + target + "/ (DESIGN.md layout)"
+	}
+	if isStdlib(imp) {
+		return ""
+	}
+	if isTest {
+		for _, p := range testOnly {
+			if strings.HasPrefix(imp, p) {
+				return ""
+			}
+		}
+		if top == "fixtures" {
+			return ""
+		}
+	}
+	if !known {
+		return "folder " + top + "/ has no import rule"
+	}
+	for _, p := range r.external {
+		if p == "" || imp == p || strings.HasPrefix(imp, p+"/") {
+			return ""
+		}
+	}
+	return top + "/ may not depend on " + imp
+}
+
+// isStdlib follows the go tool's rule: a standard-library path has no dot in its first element.
+func isStdlib(imp string) bool {
+	first := strings.SplitN(imp, "/", 2)[0]
+	return !strings.Contains(first, ".")
+}
+
+func TestRuleCatchesViolations(t *testing.T) {
+	cases := []struct {
+		top, imp string
+		test     bool
+		bad      bool
+	}{
+		{"recordcodec", module + "/groupstate", false, true},
+		{"groupstate", module + "/recordcodec", false, true},
+		{"groupstate", "github.com/twmb/franz-go/pkg/kmsg", false, true},
+		{"recordcodec", "github.com/twmb/franz-go/pkg/kmsg", false, false},
+		{"replay", module + "/groupstate/assign", false, false},
+		{"snapshot", module + "/replay", false, true},
+		{"eventlog", "github.com/cockroachdb/pebble/v2/vfs", false, false},
+		{"groupstate", "github.com/stretchr/testify/require", true, false},
+		{"groupstate", "github.com/stretchr/testify/require", false, true},
+		{"cmd", module + "/replay", false, false},
+		{"nowhere", "github.com/x/y", false, true},
+	}
+	for _, c := range cases {
+		got := disallowed(c.top, c.imp, c.test) != ""
+		if got != c.bad {
+			t.Errorf("disallowed(%q, %q, test=%v) = %v, want %v", c.top, c.imp, c.test, got, c.bad)
+		}
+	}
+}
