@@ -1,0 +1,87 @@
+package recordcodec
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// ConsumerProtocolType is the protocol type whose member bytes are ConsumerProtocol messages.
+const ConsumerProtocolType = "consumer"
+
+// DecodeConsumerSubscription parses the subscription bytes of a classic group member with
+// protocol type "consumer": an int16 version (0-3) and a ConsumerProtocolSubscription at that
+// version. Trailing bytes are ignored, as Kafka's parser ignores them; the member keeps its raw
+// bytes, so nothing is lost.
+func DecodeConsumerSubscription(b []byte) (*ConsumerProtocolSubscription, error) {
+	return decodeConsumerProtocol(b, false, "ConsumerProtocolSubscription", func(r *reader, v int16) *ConsumerProtocolSubscription {
+		s := &ConsumerProtocolSubscription{}
+		s.decodeBody(r, v)
+		return s
+	})
+}
+
+// DecodeConsumerSubscriptionLenient parses like the group coordinator does when it reads a
+// member's topics (ConsumerProtocol.deserializeSubscription): a version above 3 is read with the
+// version-3 layout, since later versions may only append fields.
+func DecodeConsumerSubscriptionLenient(b []byte) (*ConsumerProtocolSubscription, error) {
+	return decodeConsumerProtocol(b, true, "ConsumerProtocolSubscription", func(r *reader, v int16) *ConsumerProtocolSubscription {
+		s := &ConsumerProtocolSubscription{}
+		s.decodeBody(r, v)
+		return s
+	})
+}
+
+// DecodeConsumerAssignment parses the assignment bytes of a classic group member with protocol
+// type "consumer" (int16 version 0-3, then ConsumerProtocolAssignment).
+func DecodeConsumerAssignment(b []byte) (*ConsumerProtocolAssignment, error) {
+	return decodeConsumerProtocol(b, false, "ConsumerProtocolAssignment", func(r *reader, v int16) *ConsumerProtocolAssignment {
+		a := &ConsumerProtocolAssignment{}
+		a.decodeBody(r, v)
+		return a
+	})
+}
+
+// DecodeConsumerAssignmentLenient reads versions above 3 with the version-3 layout.
+func DecodeConsumerAssignmentLenient(b []byte) (*ConsumerProtocolAssignment, error) {
+	return decodeConsumerProtocol(b, true, "ConsumerProtocolAssignment", func(r *reader, v int16) *ConsumerProtocolAssignment {
+		a := &ConsumerProtocolAssignment{}
+		a.decodeBody(r, v)
+		return a
+	})
+}
+
+// ConsumerProtocolError reports member bytes that are not a ConsumerProtocol message.
+type ConsumerProtocolError struct {
+	Message string
+	Version int16
+	Field   string
+	Pos     int
+	Err     error
+}
+
+func (e *ConsumerProtocolError) Error() string {
+	return fmt.Sprintf("recordcodec: %s version %d: field %s at byte %d: %v", e.Message, e.Version, e.Field, e.Pos, e.Err)
+}
+
+func (e *ConsumerProtocolError) Unwrap() error { return e.Err }
+
+func decodeConsumerProtocol[T any](b []byte, lenient bool, name string, read func(*reader, int16) T) (T, error) {
+	var zero T
+	if len(b) < 2 {
+		return zero, &ConsumerProtocolError{Message: name, Version: -1, Field: "version", Err: ErrTruncated}
+	}
+	version := int16(binary.BigEndian.Uint16(b))
+	readAt := version
+	if version < 0 || version > 3 {
+		if !lenient || version < 0 {
+			return zero, &ConsumerProtocolError{Message: name, Version: version, Field: "version", Err: fmt.Errorf("unsupported version (0-3)")}
+		}
+		readAt = 3
+	}
+	r := reader{b: b, off: 2}
+	v := read(&r, readAt)
+	if r.err != nil {
+		return zero, &ConsumerProtocolError{Message: name, Version: version, Field: r.field, Pos: r.at, Err: r.err}
+	}
+	return v, nil
+}

@@ -1,0 +1,923 @@
+// Command gen turns schema.txt, coordlog's table of __consumer_offsets value schemas, into the
+// typed Go structs of package recordcodec with their decoders, encoders and JSON writers.
+//
+// Run it with `go generate ./recordcodec` (see recordcodec/generate.go); it writes
+// recordcodec/zz_generated.go. The generated code relies on the hand-written wire primitives in
+// recordcodec/wire.go and the JSON writer in recordcodec/json.go.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// vrange is an inclusive range of versions; hi == maxVersion means "and every later version".
+type vrange struct {
+	lo, hi int
+	none   bool
+}
+
+const maxVersion = 1 << 14
+
+func parseRange(s string) vrange {
+	switch {
+	case s == "none" || s == "":
+		return vrange{none: true}
+	case strings.HasSuffix(s, "+"):
+		return vrange{lo: atoi(strings.TrimSuffix(s, "+")), hi: maxVersion}
+	case strings.Contains(s, "-"):
+		p := strings.SplitN(s, "-", 2)
+		return vrange{lo: atoi(p[0]), hi: atoi(p[1])}
+	default:
+		v := atoi(s)
+		return vrange{lo: v, hi: v}
+	}
+}
+
+func (r vrange) covers(o vrange) bool {
+	if r.none {
+		return o.none
+	}
+	return r.lo <= o.lo && r.hi >= o.hi
+}
+
+func (r vrange) intersects(o vrange) bool {
+	return !r.none && !o.none && r.lo <= o.hi && o.lo <= r.hi
+}
+
+// cond returns the Go condition "version is in r" within the message's valid versions.
+func (r vrange) cond(valid vrange) string {
+	if r.none {
+		return "false"
+	}
+	if r.covers(valid) {
+		return "true"
+	}
+	if r.lo == r.hi {
+		return fmt.Sprintf("version == %d", r.lo)
+	}
+	var parts []string
+	if r.lo > valid.lo {
+		parts = append(parts, fmt.Sprintf("version >= %d", r.lo))
+	}
+	if r.hi < valid.hi {
+		parts = append(parts, fmt.Sprintf("version <= %d", r.hi))
+	}
+	if len(parts) == 0 {
+		return "true"
+	}
+	return strings.Join(parts, " && ")
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		log.Fatalf("bad number %q", s)
+	}
+	return n
+}
+
+type field struct {
+	name      string // as in the schema (Kafka's name)
+	typ       string // schema type, e.g. int32, []TaskIds, Endpoint
+	versions  vrange
+	nullable  vrange
+	tag       int // -1 when not tagged
+	def       string
+	ignorable bool
+	hook      string
+	goAlias   string
+	line      int
+}
+
+func (f *field) goName() string {
+	if f.goAlias != "" {
+		return f.goAlias
+	}
+	return strings.ToUpper(f.name[:1]) + f.name[1:]
+}
+
+func (f *field) jsonName() string {
+	return strings.ToLower(f.name[:1]) + f.name[1:]
+}
+
+func (f *field) isArray() bool { return strings.HasPrefix(f.typ, "[]") }
+func (f *field) elem() string  { return strings.TrimPrefix(f.typ, "[]") }
+
+func isPrimitive(t string) bool {
+	switch t {
+	case "int8", "int16", "int32", "int64", "uint16", "uuid", "string", "bytes":
+		return true
+	}
+	return false
+}
+
+type structDef struct {
+	name   string
+	fields []*field
+}
+
+type message struct {
+	kind     string // value or data
+	id       int
+	name     string
+	valid    vrange
+	flexible vrange
+	layout   string
+	body     *structDef
+}
+
+type schema struct {
+	structs  map[string]*structDef
+	order    []string // struct names in definition order
+	messages []*message
+	// parent maps a struct to the message that owns it (for version ranges of nested structs);
+	// shared structs are used only by messages whose versions are all 0.
+	owner map[string]*message
+}
+
+func parse(path string) *schema {
+	f, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	s := &schema{structs: map[string]*structDef{}, owner: map[string]*message{}}
+	// stack[i] is the struct receiving fields at indentation level i+1.
+	var stack []*structDef
+	var cur *message
+	sc := bufio.NewScanner(f)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		raw := sc.Text()
+		if strings.TrimSpace(raw) == "" || strings.HasPrefix(strings.TrimSpace(raw), "#") {
+			continue
+		}
+		indent := len(raw) - len(strings.TrimLeft(raw, " "))
+		if indent%2 != 0 {
+			log.Fatalf("schema.txt:%d: odd indentation", lineNo)
+		}
+		level := indent / 2
+		words := strings.Fields(raw)
+		if level == 0 {
+			switch words[0] {
+			case "struct":
+				st := s.addStruct(words[1], lineNo)
+				stack = []*structDef{st}
+				cur = nil
+			case "value", "data":
+				m := &message{kind: words[0]}
+				rest := words[1:]
+				if m.kind == "value" {
+					m.id = atoi(rest[0])
+					rest = rest[1:]
+				}
+				m.name, m.valid, m.flexible = rest[0], parseRange(rest[1]), parseRange(rest[2])
+				if len(rest) > 3 {
+					m.layout = rest[3]
+				}
+				m.body = s.addStruct(m.name, lineNo)
+				s.owner[m.name] = m
+				s.messages = append(s.messages, m)
+				stack = []*structDef{m.body}
+				cur = m
+			default:
+				log.Fatalf("schema.txt:%d: unknown declaration %q", lineNo, words[0])
+			}
+			continue
+		}
+		if level > len(stack) {
+			log.Fatalf("schema.txt:%d: field indented too far", lineNo)
+		}
+		stack = stack[:level]
+		fd := &field{name: words[0], typ: words[1], versions: parseRange(words[2]), tag: -1, nullable: vrange{none: true}, line: lineNo}
+		for _, opt := range words[3:] {
+			k, v, _ := strings.Cut(opt, "=")
+			switch k {
+			case "null":
+				fd.nullable = parseRange(v)
+			case "tag":
+				fd.tag = atoi(v)
+			case "default":
+				fd.def = v
+			case "ignorable":
+				fd.ignorable = true
+			case "json":
+				fd.hook = v
+			case "go":
+				fd.goAlias = v
+			default:
+				log.Fatalf("schema.txt:%d: unknown option %q", lineNo, opt)
+			}
+		}
+		parent := stack[level-1]
+		parent.fields = append(parent.fields, fd)
+		// A field whose type is not primitive and not yet known opens an inline struct.
+		et := fd.elem()
+		if !isPrimitive(et) {
+			if _, ok := s.structs[et]; !ok {
+				st := s.addStruct(et, lineNo)
+				if cur != nil {
+					s.owner[et] = cur
+				}
+				stack = append(stack, st)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		log.Fatal(err)
+	}
+	return s
+}
+
+func (s *schema) addStruct(name string, line int) *structDef {
+	if _, dup := s.structs[name]; dup {
+		log.Fatalf("schema.txt:%d: struct %s defined twice", line, name)
+	}
+	st := &structDef{name: name}
+	s.structs[name] = st
+	s.order = append(s.order, name)
+	return st
+}
+
+type gen struct {
+	s   *schema
+	buf bytes.Buffer
+}
+
+func (g *gen) p(format string, args ...any) {
+	fmt.Fprintf(&g.buf, format, args...)
+	g.buf.WriteByte('\n')
+}
+
+// validOf is the version range a struct is read at: its message's valid versions, or version 0
+// for shared structs (every message using them has only version 0).
+func (g *gen) validOf(st *structDef) vrange {
+	if m, ok := g.s.owner[st.name]; ok {
+		return m.valid
+	}
+	return vrange{lo: 0, hi: 0}
+}
+
+func (g *gen) goType(f *field) string {
+	et := f.elem()
+	var base string
+	switch et {
+	case "uuid":
+		base = "UUID"
+	case "bytes":
+		base = "[]byte"
+	case "int8", "int16", "int32", "int64", "uint16", "string":
+		base = et
+	default:
+		base = et
+	}
+	if f.isArray() {
+		return "[]" + base
+	}
+	if !f.nullable.none {
+		switch et {
+		case "string":
+			return "*string"
+		case "bytes":
+			return "[]byte"
+		default:
+			if !isPrimitive(et) {
+				return "*" + base
+			}
+		}
+	}
+	return base
+}
+
+// defaultExpr is the Go value of the field's default.
+func (g *gen) defaultExpr(f *field) string {
+	if f.isArray() || f.typ == "bytes" {
+		return "nil"
+	}
+	switch f.typ {
+	case "string":
+		if !f.nullable.none && (f.def == "null") {
+			return "nil"
+		}
+		if !f.nullable.none {
+			return "nil"
+		}
+		return `""`
+	case "uuid":
+		return "UUID{}"
+	case "int8", "int16", "int32", "int64", "uint16":
+		if f.def == "" {
+			return "0"
+		}
+		return f.def
+	}
+	if !f.nullable.none {
+		return "nil"
+	}
+	return f.typ + "{}"
+}
+
+// isDefaultExpr is a Go expression that is true when the field equals its default.
+func (g *gen) isDefaultExpr(f *field, v string) string {
+	if f.isArray() {
+		if !f.nullable.none {
+			return v + " == nil"
+		}
+		return "len(" + v + ") == 0"
+	}
+	switch f.typ {
+	case "bytes":
+		if !f.nullable.none {
+			return v + " == nil"
+		}
+		return "len(" + v + ") == 0"
+	case "string":
+		if !f.nullable.none {
+			return v + " == nil"
+		}
+		return v + ` == ""`
+	case "uuid":
+		return v + " == (UUID{})"
+	case "int8", "int16", "int32", "int64", "uint16":
+		return v + " == " + g.defaultExpr(f)
+	}
+	if !f.nullable.none {
+		return v + " == nil"
+	}
+	return "false"
+}
+
+func (g *gen) nullableCond(f *field, valid vrange) string {
+	if f.nullable.none {
+		return "false"
+	}
+	return f.nullable.cond(valid)
+}
+
+func (g *gen) hasFlexible(st *structDef) bool {
+	if m, ok := g.s.owner[st.name]; ok {
+		return !m.flexible.none
+	}
+	// shared structs are only used by flexible v0 messages, except none: check users.
+	return true
+}
+
+func (g *gen) run() {
+	g.p("// Code generated by recordcodec/internal/gen from schema.txt; DO NOT EDIT.")
+	g.p("")
+	g.p("package recordcodec")
+	g.p("")
+	for _, name := range g.s.order {
+		g.genStruct(g.s.structs[name])
+	}
+	g.genRegistry()
+}
+
+func (g *gen) flexExpr(st *structDef) string {
+	return "flex"
+}
+
+func (g *gen) genStruct(st *structDef) {
+	m := g.s.owner[st.name]
+	isTop := m != nil && m.body == st
+	valid := g.validOf(st)
+	flexible := g.hasFlexible(st)
+
+	// The type.
+	if isTop && m.kind == "value" {
+		layout := "the layout of Kafka 4.1 to 4.4"
+		if m.layout != "" {
+			layout = "the layout " + m.layout + " (see Layout)"
+		}
+		g.p("// %s is the value of record type %d (versions %s), in %s.", st.name, m.id, rangeText(m.valid), layout)
+	} else if isTop {
+		g.p("// %s is a versioned message (versions %s) carried inside other records.", st.name, rangeText(m.valid))
+	} else {
+		g.p("// %s is a struct of the %s schema.", st.name, ownerName(g.s, st))
+	}
+	g.p("type %s struct {", st.name)
+	if isTop {
+		g.p("Version int16 // the value version, the int16 prefix on the wire")
+	}
+	for _, f := range st.fields {
+		g.p("%s %s // %s, versions %s%s", f.goName(), g.goType(f), f.typ, rangeText(f.versions), fieldNote(f))
+	}
+	if flexible {
+		g.p("// UnknownTags holds tagged fields this schema does not know, in ascending tag order,")
+		g.p("// re-emitted as read.")
+		g.p("UnknownTags []RawTag")
+		g.p("// presentTags marks known tagged fields that were on the wire even though they held")
+		g.p("// their default value, so that they are re-emitted byte for byte.")
+		g.p("presentTags uint64")
+	}
+	g.p("}")
+	g.p("")
+
+	// setDefaults.
+	g.p("// setDefaults sets every field to its schema default.")
+	g.p("func (s *%s) setDefaults() {", st.name)
+	for _, f := range st.fields {
+		g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
+	}
+	g.p("}")
+	g.p("")
+
+	// read.
+	g.p("func (s *%s) read(r *reader, version int16, flex bool) {", st.name)
+	for _, f := range st.fields {
+		if f.tag >= 0 {
+			g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
+			continue
+		}
+		c := f.versions.cond(valid)
+		if c == "true" {
+			g.readField(f, valid, "s."+f.goName(), false)
+		} else {
+			g.p("if %s {", c)
+			g.readField(f, valid, "s."+f.goName(), false)
+			g.p("} else {")
+			g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
+			g.p("}")
+		}
+	}
+	if flexible {
+		g.p("if flex {")
+		g.p("s.UnknownTags = nil")
+		g.p("s.presentTags = 0")
+		g.p("n := r.tagCount()")
+		g.p("last := -1")
+		g.p("for i := 0; i < n && r.err == nil; i++ {")
+		g.p("tag, size := r.tagHeader(&last)")
+		g.p("if r.err != nil { return }")
+		g.p("end := r.off + size")
+		g.p("switch tag {")
+		for _, f := range st.fields {
+			if f.tag < 0 {
+				continue
+			}
+			g.p("case %d:", f.tag)
+			g.readField(f, valid, "s."+f.goName(), true)
+			g.p("s.presentTags |= 1 << %d", f.tag)
+		}
+		g.p("default:")
+		g.p("s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})")
+		g.p("}")
+		g.p("r.endTag(end, tag)")
+		g.p("}")
+		g.p("}")
+	}
+	g.p("}")
+	g.p("")
+
+	// appendTo.
+	g.p("func (s *%s) appendTo(b []byte, version int16, flex bool) ([]byte, error) {", st.name)
+	g.p("var err error")
+	g.p("_ = err")
+	for _, f := range st.fields {
+		if f.tag >= 0 {
+			continue
+		}
+		c := f.versions.cond(valid)
+		if c == "true" {
+			g.writeField(f, valid, "s."+f.goName(), false)
+			continue
+		}
+		g.p("if %s {", c)
+		g.writeField(f, valid, "s."+f.goName(), false)
+		if !f.ignorable {
+			g.p("} else if !(%s) {", g.isDefaultExpr(f, "s."+f.goName()))
+			g.p(`return b, &EncodeError{Struct: %q, Field: %q, Version: version, Reason: "field is not in this version and is not ignorable"}`, st.name, f.name)
+		}
+		g.p("}")
+	}
+	if flexible {
+		g.p("if flex {")
+		g.p("n := len(s.UnknownTags)")
+		var tagged []*field
+		for _, f := range st.fields {
+			if f.tag >= 0 {
+				tagged = append(tagged, f)
+			}
+		}
+		for _, f := range tagged {
+			g.p("has%d := !(%s) || s.presentTags&(1<<%d) != 0", f.tag, g.isDefaultExpr(f, "s."+f.goName()), f.tag)
+			g.p("if has%d { n++ }", f.tag)
+		}
+		g.p("b = appendUvarint(b, uint32(n))")
+		g.p("u := 0")
+		for _, f := range tagged {
+			g.p("if has%d {", f.tag)
+			g.p("for ; u < len(s.UnknownTags) && s.UnknownTags[u].Tag < %d; u++ {", f.tag)
+			g.p("b = appendRawTag(b, s.UnknownTags[u])")
+			g.p("}")
+			g.p("b = appendUvarint(b, %d)", f.tag)
+			g.p("mark := len(b)")
+			g.p("b = append(b, 0)")
+			g.writeField(f, valid, "s."+f.goName(), true)
+			g.p("b = patchSize(b, mark)")
+			g.p("}")
+		}
+		g.p("for ; u < len(s.UnknownTags); u++ {")
+		g.p("b = appendRawTag(b, s.UnknownTags[u])")
+		g.p("}")
+		g.p("}")
+	}
+	g.p("return b, nil")
+	g.p("}")
+	g.p("")
+
+	// writeJSON.
+	g.p("func (s *%s) writeJSON(w *jsonWriter, version int16) {", st.name)
+	g.p("w.openObject()")
+	for _, f := range st.fields {
+		c := f.versions.cond(valid)
+		open := false
+		if c != "true" {
+			g.p("if %s {", c)
+			open = true
+		}
+		if f.tag >= 0 {
+			g.p("if !(%s) {", g.isDefaultExpr(f, "s."+f.goName()))
+		}
+		g.p("w.key(%q)", f.jsonName())
+		g.jsonField(f, "s."+f.goName())
+		if f.tag >= 0 {
+			g.p("}")
+		}
+		if open {
+			g.p("}")
+		}
+	}
+	g.p("w.closeObject()")
+	g.p("}")
+	g.p("")
+}
+
+func fieldNote(f *field) string {
+	var notes []string
+	if !f.nullable.none {
+		notes = append(notes, "nullable")
+	}
+	if f.tag >= 0 {
+		notes = append(notes, fmt.Sprintf("tag %d", f.tag))
+	}
+	if f.def != "" {
+		notes = append(notes, "default "+f.def)
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, ", ")
+}
+
+func rangeText(r vrange) string {
+	switch {
+	case r.none:
+		return "none"
+	case r.hi == maxVersion:
+		return fmt.Sprintf("%d+", r.lo)
+	case r.lo == r.hi:
+		return fmt.Sprintf("%d", r.lo)
+	}
+	return fmt.Sprintf("%d-%d", r.lo, r.hi)
+}
+
+func ownerName(s *schema, st *structDef) string {
+	if m, ok := s.owner[st.name]; ok {
+		return m.name
+	}
+	return "shared"
+}
+
+// readField emits code reading one field into dst. Tagged fields always use the flexible
+// encoding.
+func (g *gen) readField(f *field, valid vrange, dst string, tagged bool) {
+	flex := "flex"
+	if tagged {
+		flex = "true"
+	}
+	nullable := g.nullableCond(f, valid)
+	name := strconv.Quote(f.name)
+	if f.isArray() {
+		et := f.elem()
+		minSize := elemMinSize(et)
+		g.p("{")
+		g.p("n, isNull := r.arrayLen(%s, %s, %d, %s)", flex, name, minSize, nullable)
+		g.p("if isNull { %s = nil } else {", dst)
+		g.p("a := make(%s, n)", g.goType(f))
+		g.p("for i := range a {")
+		switch et {
+		case "int8", "int16", "int32", "int64", "uint16", "uuid":
+			g.p("a[i] = r.%s(%s)", readerFn(et), name)
+		case "string":
+			g.p("a[i] = r.str(%s, %s)", flex, name)
+		case "bytes":
+			g.p("a[i] = r.bytes(%s, %s)", flex, name)
+		default:
+			g.p("a[i].read(r, version, flex)")
+		}
+		g.p("}")
+		g.p("%s = a", dst)
+		g.p("}")
+		g.p("}")
+		return
+	}
+	switch f.typ {
+	case "int8", "int16", "int32", "int64", "uint16", "uuid":
+		g.p("%s = r.%s(%s)", dst, readerFn(f.typ), name)
+	case "string":
+		if nullable == "false" {
+			g.p("%s = r.str(%s, %s)", dst, flex, name)
+		} else if nullable == "true" {
+			g.p("%s = r.nstr(%s, %s)", dst, flex, name)
+		} else {
+			g.p("if %s { %s = r.nstr(%s, %s) } else { v := r.str(%s, %s); %s = &v }", nullable, dst, flex, name, flex, name, dst)
+		}
+	case "bytes":
+		if nullable == "false" {
+			g.p("%s = r.bytes(%s, %s)", dst, flex, name)
+		} else {
+			g.p("%s = r.nbytes(%s, %s)", dst, flex, name)
+		}
+	default: // struct
+		if nullable == "false" {
+			g.p("%s.read(r, version, flex)", dst)
+			return
+		}
+		marker := "r.structMarker(" + name + ")"
+		if tagged {
+			marker = "r.taggedStructMarker(" + name + ")"
+		}
+		g.p("if %s {", marker)
+		g.p("v := new(%s)", f.typ)
+		g.p("v.read(r, version, flex)")
+		g.p("%s = v", dst)
+		g.p("} else { %s = nil }", dst)
+	}
+}
+
+func elemMinSize(t string) int {
+	switch t {
+	case "int8":
+		return 1
+	case "int16", "uint16":
+		return 2
+	case "int32":
+		return 4
+	case "int64":
+		return 8
+	case "uuid":
+		return 16
+	}
+	return 1 // strings, bytes and structs take at least one byte each
+}
+
+func readerFn(t string) string {
+	switch t {
+	case "int8":
+		return "int8"
+	case "int16":
+		return "int16"
+	case "int32":
+		return "int32"
+	case "int64":
+		return "int64"
+	case "uint16":
+		return "uint16"
+	case "uuid":
+		return "uuid"
+	}
+	panic(t)
+}
+
+func (g *gen) writeField(f *field, valid vrange, src string, tagged bool) {
+	flex := "flex"
+	if tagged {
+		flex = "true"
+	}
+	nullable := g.nullableCond(f, valid)
+	name := strconv.Quote(f.name)
+	if f.isArray() {
+		et := f.elem()
+		if nullable != "false" {
+			g.p("if %s == nil {", src)
+			if nullable != "true" {
+				g.p("if !(%s) { return b, &EncodeError{Field: %s, Version: version, Reason: \"null in a version where it is not nullable\"} }", nullable, name)
+			}
+			g.p("b = appendArrayLen(b, %s, -1)", flex)
+			g.p("} else {")
+		}
+		g.p("b = appendArrayLen(b, %s, len(%s))", flex, src)
+		g.p("for i := range %s {", src)
+		switch et {
+		case "int8", "int16", "int32", "int64", "uint16", "uuid":
+			g.p("b = append%s(b, %s[i])", strings.ToUpper(et[:1])+et[1:], src)
+		case "string":
+			g.p("b = appendString(b, %s, %s[i])", flex, src)
+		case "bytes":
+			g.p("b = appendBytes(b, %s, %s[i])", flex, src)
+		default:
+			g.p("if b, err = %s[i].appendTo(b, version, flex); err != nil { return b, err }", src)
+		}
+		g.p("}")
+		if nullable != "false" {
+			g.p("}")
+		}
+		return
+	}
+	switch f.typ {
+	case "int8", "int16", "int32", "int64", "uint16", "uuid":
+		g.p("b = append%s(b, %s)", strings.ToUpper(f.typ[:1])+f.typ[1:], src)
+	case "string":
+		if nullable == "false" {
+			g.p("b = appendString(b, %s, %s)", flex, src)
+		} else {
+			g.p("if %s == nil {", src)
+			if nullable != "true" {
+				g.p("if !(%s) { return b, &EncodeError{Field: %s, Version: version, Reason: \"null in a version where it is not nullable\"} }", nullable, name)
+			}
+			g.p("b = appendNullString(b, %s)", flex)
+			g.p("} else { b = appendString(b, %s, *%s) }", flex, src)
+		}
+	case "bytes":
+		if nullable == "false" {
+			g.p("b = appendBytes(b, %s, %s)", flex, src)
+		} else {
+			g.p("if %s == nil { b = appendNullBytes(b, %s) } else { b = appendBytes(b, %s, %s) }", src, flex, flex, src)
+		}
+	default:
+		if nullable == "false" {
+			g.p("if b, err = %s.appendTo(b, version, flex); err != nil { return b, err }", src)
+			return
+		}
+		if tagged {
+			g.p("if %s == nil { b = appendUvarint(b, 0) } else {", src)
+			g.p("b = appendUvarint(b, 1)")
+		} else {
+			g.p("if %s == nil { b = append(b, 0xff) } else {", src)
+			g.p("b = append(b, 1)")
+		}
+		g.p("if b, err = %s.appendTo(b, version, flex); err != nil { return b, err }", src)
+		g.p("}")
+	}
+}
+
+func (g *gen) jsonField(f *field, src string) {
+	if f.hook != "" {
+		g.p("%s(w, %s)", f.hook, src)
+		return
+	}
+	if f.isArray() {
+		et := f.elem()
+		if !f.nullable.none {
+			g.p("if %s == nil {", src)
+			g.p("w.null()")
+			g.p("} else {")
+		}
+		g.p("w.openArray()")
+		g.p("for i := range %s {", src)
+		g.jsonScalar(et, src+"[i]", "&"+src+"[i]")
+		g.p("}")
+		g.p("w.closeArray()")
+		if !f.nullable.none {
+			g.p("}")
+		}
+		return
+	}
+	if !f.nullable.none && f.typ != "bytes" {
+		g.p("if %s == nil { w.null() } else {", src)
+		if f.typ == "string" {
+			g.p("w.string(*%s)", src)
+		} else {
+			g.p("%s.writeJSON(w, version)", src)
+		}
+		g.p("}")
+		return
+	}
+	if f.typ == "bytes" && !f.nullable.none {
+		g.p("if %s == nil { w.null() } else { w.bytes(%s) }", src, src)
+		return
+	}
+	g.jsonScalar(f.typ, src, "&"+src)
+}
+
+func (g *gen) jsonScalar(t, v, ptr string) {
+	switch t {
+	case "int8", "int16", "int32", "int64", "uint16":
+		g.p("w.int(int64(%s))", v)
+	case "uuid":
+		g.p("w.uuid(%s)", v)
+	case "string":
+		g.p("w.string(%s)", v)
+	case "bytes":
+		g.p("w.bytes(%s)", v)
+	default:
+		g.p("(%s).writeJSON(w, version)", ptr)
+	}
+}
+
+func (g *gen) genRegistry() {
+	// Value constructors per layout.
+	g.p("// newValue returns an empty value of record type t in layout l, or nil when the layout")
+	g.p("// has no such type.")
+	g.p("func newValue(t RecordType, l Layout) Value {")
+	g.p("switch t {")
+	byID := map[int][]*message{}
+	var ids []int
+	for _, m := range g.s.messages {
+		if m.kind != "value" {
+			continue
+		}
+		if _, ok := byID[m.id]; !ok {
+			ids = append(ids, m.id)
+		}
+		byID[m.id] = append(byID[m.id], m)
+	}
+	for _, id := range ids {
+		g.p("case %d:", id)
+		var def *message
+		for _, m := range byID[id] {
+			if m.layout == "" {
+				def = m
+				continue
+			}
+			g.p("if l == %s { return &%s{} }", layoutConst(m.layout), m.name)
+		}
+		if def != nil {
+			g.p("return &%s{}", def.name)
+		} else {
+			g.p("return nil")
+		}
+	}
+	g.p("}")
+	g.p("return nil")
+	g.p("}")
+	g.p("")
+	for _, m := range g.s.messages {
+		if m.kind == "value" {
+			g.p("// RecordType returns %d.", m.id)
+			g.p("func (s *%s) RecordType() RecordType { return %d }", m.name, m.id)
+			g.p("// Layout returns the layout this value's schema belongs to.")
+			g.p("func (s *%s) Layout() Layout { return %s }", m.name, layoutConst(m.layout))
+		}
+		g.p("// ValueVersion returns the version the value is encoded at.")
+		g.p("func (s *%s) ValueVersion() int16 { return s.Version }", m.name)
+		g.p("func (s *%s) versionRange() (lo, hi int16) { return %d, %d }", m.name, m.valid.lo, m.valid.hi)
+		flexLo := -1
+		if !m.flexible.none {
+			flexLo = m.flexible.lo
+		}
+		if flexLo < 0 {
+			g.p("func (s *%s) flexible(version int16) bool { return false }", m.name)
+		} else {
+			g.p("func (s *%s) flexible(version int16) bool { return version >= %d }", m.name, flexLo)
+		}
+		g.p("func (s *%s) decodeBody(r *reader, version int16) { s.Version = version; s.read(r, version, s.flexible(version)) }", m.name)
+		g.p("func (s *%s) appendBody(b []byte) ([]byte, error) { return s.appendTo(b, s.Version, s.flexible(s.Version)) }", m.name)
+		g.p("func (s *%s) writeJSONBody(w *jsonWriter) { s.writeJSON(w, s.Version) }", m.name)
+		g.p("// New%s returns a %s at version %d with every field at its default.", m.name, m.name, m.valid.hi)
+		g.p("func New%s() *%s { s := &%s{Version: %d}; s.setDefaults(); return s }", m.name, m.name, m.name, m.valid.hi)
+		g.p("")
+	}
+}
+
+func layoutConst(l string) string {
+	switch l {
+	case "":
+		return "LayoutCurrent"
+	case "40":
+		return "Layout40"
+	case "39":
+		return "Layout39"
+	case "streams-preview":
+		return "LayoutStreamsPreview"
+	}
+	log.Fatalf("unknown layout %q", l)
+	return ""
+}
+
+func main() {
+	in := flag.String("in", "internal/gen/schema.txt", "schema table")
+	out := flag.String("out", "zz_generated.go", "output file")
+	flag.Parse()
+	s := parse(*in)
+	g := &gen{s: s}
+	g.run()
+	src, err := format.Source(g.buf.Bytes())
+	if err != nil {
+		os.WriteFile(*out+".broken", g.buf.Bytes(), 0o644)
+		log.Fatalf("generated code does not parse (see %s.broken): %v", *out, err)
+	}
+	if err := os.WriteFile(*out, src, 0o644); err != nil {
+		log.Fatal(err)
+	}
+}

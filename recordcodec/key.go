@@ -1,0 +1,149 @@
+package recordcodec
+
+import (
+	"encoding/binary"
+)
+
+// Key is a decoded record key. Every key is the int16 record type followed by a non-flexible
+// version-0 message of one of five shapes; Key holds the union of their fields.
+type Key struct {
+	Type RecordType
+	// Group is the group id: `group` for ids 0-2, `GroupId` for every other id.
+	Group string
+	// Topic and Partition are set for offset commits (ids 0 and 1).
+	Topic     string
+	Partition int32
+	// Member is the member id of member-scoped ids (5, 7, 8, 10, 13, 14, 19, 21, 22).
+	Member string
+	// Regex is the regular expression of id 16.
+	Regex string
+	// Raw is the key body after the type prefix when the type is unknown.
+	Raw []byte
+}
+
+type keyShape int8
+
+const (
+	shapeUnknown  keyShape = iota
+	shapeOffset            // group, topic, partition
+	shapeGroup             // group (id 2)
+	shapeGroupID           // GroupId
+	shapeMember            // GroupId, MemberId
+	shapeRegex             // GroupId, RegularExpression
+)
+
+func shapeOf(t RecordType) keyShape {
+	switch t {
+	case 0, 1:
+		return shapeOffset
+	case 2:
+		return shapeGroup
+	case 3, 4, 6, 9, 11, 12, 15, 17, 18, 20, 23:
+		return shapeGroupID
+	case 5, 7, 8, 10, 13, 14, 19, 21, 22:
+		return shapeMember
+	case 16:
+		return shapeRegex
+	}
+	return shapeUnknown
+}
+
+// knownIn reports whether type t has a schema in layout l.
+func knownIn(t RecordType, l Layout) bool {
+	return newValue(t, l) != nil
+}
+
+// Key decodes a record key. For a type unknown in the decoder's layout it returns the type and
+// the raw body (Key.Raw) with an *UnknownTypeError.
+func (d Decoder) Key(b []byte) (Key, error) {
+	if len(b) < 2 {
+		return Key{}, &DecodeError{Part: "key", Type: -1, Version: -1, Field: "type", Pos: 0, Err: ErrTruncated}
+	}
+	k := Key{Type: RecordType(binary.BigEndian.Uint16(b))}
+	if !knownIn(k.Type, d.Layout) {
+		k.Raw = d.keep(b[2:])
+		return k, &UnknownTypeError{Type: k.Type, Layout: d.Layout}
+	}
+	r := reader{b: b, off: 2, alias: d.NoCopy}
+	switch shapeOf(k.Type) {
+	case shapeOffset:
+		k.Group = r.str(false, "group")
+		k.Topic = r.str(false, "topic")
+		k.Partition = r.int32("partition")
+	case shapeGroup:
+		k.Group = r.str(false, "group")
+	case shapeGroupID:
+		k.Group = r.str(false, "GroupId")
+	case shapeMember:
+		k.Group = r.str(false, "GroupId")
+		k.Member = r.str(false, "MemberId")
+	case shapeRegex:
+		k.Group = r.str(false, "GroupId")
+		k.Regex = r.str(false, "RegularExpression")
+	}
+	if r.err != nil {
+		return k, &DecodeError{Part: "key", Type: k.Type, Version: -1, Field: r.field, Pos: r.at, Err: r.err}
+	}
+	if r.off != len(b) {
+		return k, &TrailingBytesError{Part: "key", Type: k.Type, Version: -1, Pos: r.off, Count: len(b) - r.off}
+	}
+	return k, nil
+}
+
+// AppendTo appends the encoded key to dst.
+func (k Key) AppendTo(dst []byte) ([]byte, error) {
+	dst = appendInt16(dst, int16(k.Type))
+	switch shapeOf(k.Type) {
+	case shapeOffset:
+		dst = appendString(dst, false, k.Group)
+		dst = appendString(dst, false, k.Topic)
+		dst = appendInt32(dst, k.Partition)
+	case shapeGroup, shapeGroupID:
+		dst = appendString(dst, false, k.Group)
+	case shapeMember:
+		dst = appendString(dst, false, k.Group)
+		dst = appendString(dst, false, k.Member)
+	case shapeRegex:
+		dst = appendString(dst, false, k.Group)
+		dst = appendString(dst, false, k.Regex)
+	default:
+		dst = append(dst, k.Raw...)
+	}
+	for _, s := range []string{k.Group, k.Topic, k.Member, k.Regex} {
+		if len(s) > 0x7fff {
+			return dst, &EncodeError{Struct: k.Type.String() + "Key", Reason: "string longer than 32767 bytes"}
+		}
+	}
+	return dst, nil
+}
+
+// writeJSON writes the key's data object with Kafka's field names.
+func (k *Key) writeJSON(w *jsonWriter) {
+	w.openObject()
+	switch shapeOf(k.Type) {
+	case shapeOffset:
+		w.key("group")
+		w.string(k.Group)
+		w.key("topic")
+		w.string(k.Topic)
+		w.key("partition")
+		w.int(int64(k.Partition))
+	case shapeGroup:
+		w.key("group")
+		w.string(k.Group)
+	case shapeGroupID:
+		w.key("groupId")
+		w.string(k.Group)
+	case shapeMember:
+		w.key("groupId")
+		w.string(k.Group)
+		w.key("memberId")
+		w.string(k.Member)
+	case shapeRegex:
+		w.key("groupId")
+		w.string(k.Group)
+		w.key("regularExpression")
+		w.string(k.Regex)
+	}
+	w.closeObject()
+}

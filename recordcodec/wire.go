@@ -1,0 +1,410 @@
+package recordcodec
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// reader walks one key or value buffer. The first failure is kept with the field and the byte
+// position where it happened; every later read is a no-op returning a zero value, so generated
+// code checks r.err only where it must (loops and tagged sections).
+type reader struct {
+	b     []byte
+	off   int
+	err   error
+	field string
+	at    int
+	// alias makes strings and byte slices point into b. Otherwise b is copied once, at the
+	// first string or bytes field, and everything points into the copy: one allocation per
+	// buffer instead of one per field.
+	alias bool
+	own   []byte
+}
+
+func (r *reader) fail(field string, err error) {
+	if r.err == nil {
+		r.err, r.field, r.at = err, field, r.off
+	}
+}
+
+func (r *reader) remaining() int { return len(r.b) - r.off }
+
+func (r *reader) need(n int, field string) bool {
+	if r.err != nil {
+		return false
+	}
+	if n < 0 || r.remaining() < n {
+		r.fail(field, ErrTruncated)
+		return false
+	}
+	return true
+}
+
+func (r *reader) int8(field string) int8 {
+	if !r.need(1, field) {
+		return 0
+	}
+	v := int8(r.b[r.off])
+	r.off++
+	return v
+}
+
+func (r *reader) int16(field string) int16 {
+	if !r.need(2, field) {
+		return 0
+	}
+	v := int16(binary.BigEndian.Uint16(r.b[r.off:]))
+	r.off += 2
+	return v
+}
+
+func (r *reader) uint16(field string) uint16 {
+	return uint16(r.int16(field))
+}
+
+func (r *reader) int32(field string) int32 {
+	if !r.need(4, field) {
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(r.b[r.off:]))
+	r.off += 4
+	return v
+}
+
+func (r *reader) int64(field string) int64 {
+	if !r.need(8, field) {
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(r.b[r.off:]))
+	r.off += 8
+	return v
+}
+
+func (r *reader) uuid(field string) UUID {
+	var u UUID
+	if !r.need(16, field) {
+		return u
+	}
+	copy(u[:], r.b[r.off:])
+	r.off += 16
+	return u
+}
+
+// uvarint reads an unsigned LEB128 value of at most 5 bytes. Kafka's writers always use the
+// shortest form; a longer one is rejected as non-canonical so that re-encoding is byte-exact.
+func (r *reader) uvarint(field string) uint32 {
+	if r.err != nil {
+		return 0
+	}
+	var v uint32
+	for i := 0; i < 5; i++ {
+		if r.off >= len(r.b) {
+			r.fail(field, ErrTruncated)
+			return 0
+		}
+		c := r.b[r.off]
+		r.off++
+		if i == 4 && c > 0x0f {
+			r.fail(field, ErrVarintOverflow)
+			return 0
+		}
+		v |= uint32(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if c == 0 && i > 0 {
+				r.fail(field, ErrNonCanonical)
+				return 0
+			}
+			return v
+		}
+	}
+	r.fail(field, ErrVarintOverflow)
+	return 0
+}
+
+// view returns the next n bytes, from the reader's own copy unless aliasing, with a capacity
+// capped at n so that appending to a returned slice never overwrites a neighbour.
+func (r *reader) view(n int) []byte {
+	src := r.b
+	if !r.alias {
+		if r.own == nil {
+			r.own = append(make([]byte, 0, len(r.b)), r.b...)
+		}
+		src = r.own
+	}
+	v := src[r.off : r.off+n : r.off+n]
+	r.off += n
+	return v
+}
+
+func (r *reader) viewString(n int) string {
+	if n == 0 {
+		return ""
+	}
+	v := r.view(n)
+	return unsafe.String(&v[0], n)
+}
+
+// length reads a string or bytes length: int16 (strings) or int32 (bytes) when not flexible,
+// uvarint(n+1) when flexible. It returns -1 for null.
+func (r *reader) length(flex, wide bool, field string) int {
+	if flex {
+		n := r.uvarint(field)
+		if r.err != nil {
+			return 0
+		}
+		return int(n) - 1
+	}
+	var n int
+	if wide {
+		n = int(r.int32(field))
+	} else {
+		n = int(r.int16(field))
+	}
+	if r.err != nil {
+		return 0
+	}
+	if n < -1 {
+		r.fail(field, ErrInvalidLength)
+		return 0
+	}
+	return n
+}
+
+func (r *reader) str(flex bool, field string) string {
+	n := r.length(flex, false, field)
+	if n < 0 {
+		r.fail(field, ErrUnexpectedNull)
+		return ""
+	}
+	if !r.need(n, field) {
+		return ""
+	}
+	return r.viewString(n)
+}
+
+func (r *reader) nstr(flex bool, field string) *string {
+	n := r.length(flex, false, field)
+	if r.err != nil || n < 0 {
+		return nil
+	}
+	if !r.need(n, field) {
+		return nil
+	}
+	s := r.viewString(n)
+	return &s
+}
+
+func (r *reader) bytes(flex bool, field string) []byte {
+	n := r.length(flex, true, field)
+	if n < 0 {
+		r.fail(field, ErrUnexpectedNull)
+		return nil
+	}
+	if !r.need(n, field) {
+		return nil
+	}
+	return r.view(n)
+}
+
+// nbytes returns nil for null and a non-nil slice, possibly empty, otherwise.
+func (r *reader) nbytes(flex bool, field string) []byte {
+	n := r.length(flex, true, field)
+	if r.err != nil || n < 0 {
+		return nil
+	}
+	if !r.need(n, field) {
+		return nil
+	}
+	return r.view(n)
+}
+
+// raw returns n bytes as they are (an unknown tagged field's payload).
+func (r *reader) raw(n int) []byte {
+	if !r.need(n, "tagged field") {
+		return nil
+	}
+	return r.view(n)
+}
+
+// arrayLen reads an array count. minElem is the smallest wire size of one element: a count that
+// cannot fit in the remaining bytes is rejected before anything is allocated.
+func (r *reader) arrayLen(flex bool, field string, minElem int, nullable bool) (n int, isNull bool) {
+	if flex {
+		c := r.uvarint(field)
+		if r.err != nil {
+			return 0, false
+		}
+		n = int(c) - 1
+	} else {
+		n = int(r.int32(field))
+		if r.err != nil {
+			return 0, false
+		}
+		if n < -1 {
+			r.fail(field, ErrInvalidLength)
+			return 0, false
+		}
+	}
+	if n == -1 {
+		if !nullable {
+			r.fail(field, ErrUnexpectedNull)
+			return 0, false
+		}
+		return 0, true
+	}
+	if n > r.remaining()/minElem {
+		r.fail(field, ErrTruncated)
+		return 0, false
+	}
+	return n, false
+}
+
+func (r *reader) structMarker(field string) bool {
+	m := r.int8(field)
+	switch {
+	case r.err != nil:
+		return false
+	case m == -1:
+		return false
+	case m == 1:
+		return true
+	}
+	r.fail(field, ErrNonCanonical)
+	return false
+}
+
+func (r *reader) taggedStructMarker(field string) bool {
+	m := r.uvarint(field)
+	switch {
+	case r.err != nil:
+		return false
+	case m == 0:
+		return false
+	case m == 1:
+		return true
+	}
+	r.fail(field, ErrNonCanonical)
+	return false
+}
+
+func (r *reader) tagCount() int {
+	n := int(r.uvarint("tagged fields"))
+	if r.err == nil && n > r.remaining()/2 {
+		r.fail("tagged fields", ErrTruncated)
+		return 0
+	}
+	return n
+}
+
+// tagHeader reads one tag number and payload size. Kafka writes tags in strictly ascending order;
+// anything else is rejected so that re-encoding reproduces the input.
+func (r *reader) tagHeader(last *int) (tag, size int) {
+	tag = int(r.uvarint("tag"))
+	if r.err != nil {
+		return 0, 0
+	}
+	if tag <= *last {
+		r.fail("tag", ErrTagOrder)
+		return 0, 0
+	}
+	*last = tag
+	size = int(r.uvarint("tag size"))
+	if r.err == nil && size > r.remaining() {
+		r.fail("tag size", ErrTruncated)
+	}
+	return tag, size
+}
+
+func (r *reader) endTag(end, tag int) {
+	if r.err == nil && r.off != end {
+		r.fail("tagged field", ErrTagSize)
+	}
+}
+
+func appendInt8(b []byte, v int8) []byte { return append(b, byte(v)) }
+
+func appendInt16(b []byte, v int16) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
+
+func appendUint16(b []byte, v uint16) []byte { return binary.BigEndian.AppendUint16(b, v) }
+
+func appendInt32(b []byte, v int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(v)) }
+
+func appendInt64(b []byte, v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
+
+func appendUuid(b []byte, v UUID) []byte { return append(b, v[:]...) }
+
+func appendUvarint(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func uvarintLen(v uint32) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+func appendString(b []byte, flex bool, s string) []byte {
+	if flex {
+		b = appendUvarint(b, uint32(len(s))+1)
+	} else {
+		b = appendInt16(b, int16(len(s)))
+	}
+	return append(b, s...)
+}
+
+func appendNullString(b []byte, flex bool) []byte {
+	if flex {
+		return append(b, 0)
+	}
+	return appendInt16(b, -1)
+}
+
+func appendBytes(b []byte, flex bool, v []byte) []byte {
+	if flex {
+		b = appendUvarint(b, uint32(len(v))+1)
+	} else {
+		b = appendInt32(b, int32(len(v)))
+	}
+	return append(b, v...)
+}
+
+func appendNullBytes(b []byte, flex bool) []byte {
+	if flex {
+		return append(b, 0)
+	}
+	return appendInt32(b, -1)
+}
+
+// appendArrayLen writes an array count; n == -1 writes null.
+func appendArrayLen(b []byte, flex bool, n int) []byte {
+	if flex {
+		return appendUvarint(b, uint32(n+1))
+	}
+	return appendInt32(b, int32(n))
+}
+
+func appendRawTag(b []byte, t RawTag) []byte {
+	b = appendUvarint(b, t.Tag)
+	b = appendUvarint(b, uint32(len(t.Data)))
+	return append(b, t.Data...)
+}
+
+// patchSize writes the size of the payload that follows the one placeholder byte at mark,
+// shifting the payload when the size needs a longer varint.
+func patchSize(b []byte, mark int) []byte {
+	size := uint32(len(b) - mark - 1)
+	n := uvarintLen(size)
+	if n > 1 {
+		b = append(b, make([]byte, n-1)...)
+		copy(b[mark+n:], b[mark+1:len(b)-(n-1)])
+	}
+	appendUvarint(b[mark:mark], size)
+	return b
+}
