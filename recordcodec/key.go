@@ -24,12 +24,12 @@ type Key struct {
 type keyShape int8
 
 const (
-	shapeUnknown  keyShape = iota
-	shapeOffset            // group, topic, partition
-	shapeGroup             // group (id 2)
-	shapeGroupID           // GroupId
-	shapeMember            // GroupId, MemberId
-	shapeRegex             // GroupId, RegularExpression
+	shapeUnknown keyShape = iota
+	shapeOffset           // group, topic, partition
+	shapeGroup            // group (id 2)
+	shapeGroupID          // GroupId
+	shapeMember           // GroupId, MemberId
+	shapeRegex            // GroupId, RegularExpression
 )
 
 func shapeOf(t RecordType) keyShape {
