@@ -1,0 +1,115 @@
+package pebblelog
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/coordlog/coordlog/eventlog"
+)
+
+// ImportOptions configure Import.
+type ImportOptions struct {
+	// Partitions restricts the import to these partitions (all of the source's when nil).
+	Partitions []int32
+	// CommitBytes is the pending size at which a group of batches is committed. Default 4 MiB.
+	CommitBytes int
+	// Progress, when set, is called after every commit with the running totals.
+	Progress func(ImportProgress)
+}
+
+// ImportProgress is the running total of an import (only what was newly added).
+type ImportProgress struct {
+	Partition int32 // the partition being imported
+	Bytes     int64 // on-disk bytes of the imported batches (their Origin.Size)
+	Records   int64
+	Batches   int64
+}
+
+// Import copies every batch of src that the log does not hold yet into l. Per partition it
+// starts at l.NextOffset(p), so re-importing the same input adds nothing (idempotent) and an
+// interrupted import resumes where its last commit ended. Batches are committed in groups
+// (see Appender). When src returns an error (a strict-mode *eventlog.Problem, an I/O error),
+// Import commits everything read before it and returns the error, so the log holds exactly the
+// batches before the bad one. A source batch that overlaps the log's end (starts below its next
+// offset but ends after it) is an error: the input is not the one that was imported.
+func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions) (ImportProgress, error) {
+	if opts.CommitBytes <= 0 {
+		opts.CommitBytes = 4 << 20
+	}
+	parts := opts.Partitions
+	if parts == nil {
+		var err error
+		if parts, err = src.Partitions(); err != nil {
+			return ImportProgress{}, err
+		}
+	}
+	var total ImportProgress
+	for _, p := range parts {
+		total.Partition = p
+		if err := importPartition(ctx, src, l, p, opts, &total); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func importPartition(ctx context.Context, src eventlog.Source, l *Log, p int32, opts ImportOptions, total *ImportProgress) error {
+	next, err := l.NextOffset(p)
+	if err != nil {
+		return err
+	}
+	it, err := src.Batches(p, next)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	a := l.NewAppender()
+	defer a.Close()
+	var pending ImportProgress
+	commit := func() error {
+		if err := a.Commit(); err != nil {
+			return err
+		}
+		total.Bytes += pending.Bytes
+		total.Records += pending.Records
+		total.Batches += pending.Batches
+		pending = ImportProgress{}
+		if opts.Progress != nil {
+			opts.Progress(*total)
+		}
+		return nil
+	}
+	for it.Next() {
+		b := it.Batch()
+		if b.LastOffset < next {
+			continue // a source that does not skip by itself
+		}
+		if b.BaseOffset < next {
+			err = fmt.Errorf("partition %d: source batch [%d..%d] at %s overlaps the log's next offset %d", p, b.BaseOffset, b.LastOffset, b.Origin, next)
+			break
+		}
+		b.Partition = p
+		if err = a.Add(b); err != nil {
+			break
+		}
+		next = b.LastOffset + 1
+		pending.Bytes += b.Origin.Size
+		pending.Records += int64(len(b.Records))
+		pending.Batches++
+		if a.Len() >= opts.CommitBytes {
+			if err = commit(); err != nil {
+				return err
+			}
+			if err = ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if err == nil {
+		err = it.Err()
+	}
+	if cerr := commit(); cerr != nil {
+		return cerr
+	}
+	return err
+}

@@ -1,0 +1,57 @@
+// Package segment reads and writes Kafka's on-disk log segment format, as found in a broker's
+// `__consumer_offsets-N/` directories.
+//
+// # Files
+//
+// A partition directory holds `<20-digit base offset>.log` files, read in base-offset order. A log
+// directory holds many `__consumer_offsets-N` partition directories, each read independently.
+// Transient `.cleaned`, `.swap` and `.deleted` files (left by the log cleaner and by segment
+// deletion) are reported in Reader.Report().Warnings() and ignored; index, snapshot and
+// checkpoint files are ignored silently since they carry nothing a replay needs.
+//
+// # Format
+//
+// Every entry starts with [int64 offset][int32 length]; the magic byte is at byte 16 in both
+// formats. Magic 2 is a RecordBatch (61-byte header, CRC-32C over attributes..end, records
+// possibly compressed as one stream). Magic 0 and 1 are legacy messages (CRC-32 IEEE over
+// magic..end); a compressed one is a wrapper whose value holds an inner message set, with
+// relative inner offsets on v1 and absolute ones on v0. Codecs: none, gzip, snappy (xerial
+// framing as written by Kafka's Java clients, or a raw snappy block), lz4 (frame format; the
+// header checksum is not verified because Kafka's magic-0 writer got it wrong, and the batch CRC
+// covers those bytes anyway) and zstd (v2 only).
+//
+// # Memory
+//
+// An iterator reads through a window of max(1 MiB, largest batch) bytes with positional reads,
+// plus one reusable decompression buffer; no file is ever read whole. Options.MaxBatchBytes and
+// Options.MaxDecompressedBytes (64 MiB each by default) bound both, and a length or payload past
+// them is reported as damage rather than allocated.
+//
+// # Bad input
+//
+// Damage is classified by eventlog.Kind. In eventlog.Strict mode the iterator stops with an
+// *eventlog.Problem naming file, byte position, partition and base offset; every batch before it
+// has been returned. In eventlog.Forensic mode the problem, with what was skipped (bytes,
+// batches, declared records), goes to the Reader's Report and reading resumes by this rule:
+//
+//   - If the damaged batch's CRC matched (unknown codec, undecompressable payload, a record
+//     whose varints run past the batch, a record-count mismatch, an impossible header, a batch
+//     starting below the previous one's end), its length is trusted: exactly that batch is
+//     skipped.
+//   - Otherwise (bad CRC, length out of range, unknown magic, the file ending inside a batch) the
+//     framing is not trusted: the reader scans forward byte by byte from the next byte for the
+//     first position holding a plausible header (magic 0-2, non-negative offset, length within
+//     limits and within the file) whose CRC matches, and resumes there. If there is none the
+//     rest of the file is skipped and reading continues with the next file.
+//
+// A truncated tail batch is damage like any other (KindTruncated): strict mode fails on it,
+// forensic mode reports the bytes it skipped. A batch whose base offset is below the previous
+// batch's next offset is KindOffsetOrder. The Report's Summary counts every skipped thing by
+// kind; nothing is skipped silently.
+//
+// # Writing
+//
+// Encoder.AppendBatch and Writer write v2 batches (correct framing, CRC-32C, attributes
+// verbatim, delete horizon in the base timestamp) with any codec into `<base>.log` files that
+// roll at WriterOptions.SegmentBytes. AppendLegacy writes v0/v1 message sets for tests.
+package segment

@@ -1,0 +1,258 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+
+	"github.com/coordlog/coordlog/eventlog"
+)
+
+func (it *iter) Batch() *eventlog.Batch { return &it.batch }
+func (it *iter) Err() error             { return it.err }
+
+func (it *iter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	it.dec.close()
+	it.w.buf = nil
+	return it.closeFile()
+}
+
+func (it *iter) closeFile() error {
+	if it.f == nil {
+		return nil
+	}
+	err := it.f.Close()
+	it.f = nil
+	it.w = window{buf: it.w.buf}
+	return err
+}
+
+func (it *iter) openFile() error {
+	f, err := os.Open(it.files[it.fi].path)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	it.f = f
+	it.w = window{f: f, buf: it.w.buf, size: st.Size()}
+	it.pos = 0
+	return nil
+}
+
+func (it *iter) Next() bool {
+	for {
+		if it.err != nil || it.closed {
+			return false
+		}
+		if it.f == nil {
+			if it.fi >= len(it.files) {
+				return false
+			}
+			if err := it.openFile(); err != nil {
+				it.err = err
+				return false
+			}
+		}
+		if it.pos >= it.w.size {
+			if err := it.closeFile(); err != nil {
+				it.err = err
+				return false
+			}
+			it.fi++
+			continue
+		}
+		size, b, err := it.decodeAt(it.pos)
+		if err != nil { // I/O error, not damage: never skipped
+			it.err = err
+			return false
+		}
+		if b == nil && it.batch.BaseOffset < it.prevNext {
+			b = &bad{kind: eventlog.KindOffsetOrder, offset: it.batch.BaseOffset, trusted: true, size: size,
+				declared: int64(it.batch.NumRecords),
+				detail:   fmt.Sprintf("batch [%d..%d] starts below the end of the previous batch (next offset %d)", it.batch.BaseOffset, it.batch.LastOffset, it.prevNext)}
+		}
+		if b != nil {
+			p := &eventlog.Problem{Kind: b.kind, Partition: it.part, File: it.files[it.fi].path, Pos: it.pos, Offset: b.offset, Detail: b.detail}
+			if it.opts.Mode == eventlog.Strict {
+				it.err = p
+				return false
+			}
+			if err := it.resync(p, b); err != nil {
+				it.err = err
+				return false
+			}
+			continue
+		}
+		it.pos += size
+		it.prevNext = it.batch.LastOffset + 1
+		if it.batch.LastOffset < it.from {
+			continue
+		}
+		return true
+	}
+}
+
+// resync implements forensic mode's rule: after damage in a CRC-verified batch (unknown codec,
+// undecompressable payload, bad record, impossible header, offset order) skip exactly that
+// batch; after damage that makes the framing untrustworthy (bad CRC, bad length, bad magic,
+// truncation) scan forward byte by byte for the next position holding a plausible batch whose
+// CRC matches, or skip to the end of the file when there is none.
+func (it *iter) resync(p *eventlog.Problem, b *bad) error {
+	if b.declared > 0 {
+		p.SkippedRecords = b.declared
+	}
+	if b.offset >= 0 {
+		p.SkippedBatches = 1
+	}
+	if b.trusted {
+		p.SkippedBytes = b.size
+		it.pos += b.size
+		it.report.Add(*p)
+		return nil
+	}
+	q, err := it.scan(it.pos + 1)
+	if err != nil {
+		return err
+	}
+	p.SkippedBytes = q - it.pos
+	it.pos = q
+	it.report.Add(*p)
+	return nil
+}
+
+// scan returns the first position >= start where a batch with a plausible header and a
+// matching CRC starts, or the file size.
+func (it *iter) scan(start int64) (int64, error) {
+	size := it.w.size
+	for q := start; q+17 <= size; q++ {
+		h, err := it.w.at(q, 17)
+		if err != nil {
+			return 0, err
+		}
+		magic := h[16]
+		if magic > 2 || int64(binary.BigEndian.Uint64(h)) < 0 {
+			continue
+		}
+		length := int64(int32(binary.BigEndian.Uint32(h[8:])))
+		minLen := int64(map[byte]int{0: 14, 1: 22, 2: 49}[magic])
+		if length < minLen || length > int64(it.opts.MaxBatchBytes) || q+logOverhead+length > size {
+			continue
+		}
+		full, err := it.w.at(q, int(logOverhead+length))
+		if err != nil {
+			return 0, err
+		}
+		if magic == 2 {
+			if crc32.Checksum(full[21:], castagnoli) == binary.BigEndian.Uint32(full[17:]) {
+				return q, nil
+			}
+		} else if crc32.ChecksumIEEE(full[16:]) == binary.BigEndian.Uint32(full[12:]) {
+			return q, nil
+		}
+	}
+	return size, nil
+}
+
+// decodeAt decodes the batch at pos into it.batch. It returns the batch's size on disk, or a
+// *bad describing damage, or an I/O error.
+func (it *iter) decodeAt(pos int64) (int64, *bad, error) {
+	remaining := it.w.size - pos
+	if remaining < 17 {
+		return 0, &bad{kind: eventlog.KindTruncated, offset: -1, declared: -1,
+			detail: fmt.Sprintf("%d bytes left, fewer than a batch header", remaining)}, nil
+	}
+	h, err := it.w.at(pos, int(min(remaining, v2HeaderLen)))
+	if err != nil {
+		return 0, nil, err
+	}
+	baseOffset := int64(binary.BigEndian.Uint64(h))
+	length := int64(int32(binary.BigEndian.Uint32(h[8:])))
+	magic := h[16]
+	switch magic {
+	case 2:
+		return it.decodeV2(pos, remaining, h, baseOffset, length)
+	case 0, 1:
+		return it.decodeLegacy(pos, remaining, baseOffset, length, int8(magic))
+	}
+	return 0, &bad{kind: eventlog.KindBadMagic, offset: -1, declared: -1,
+		detail: fmt.Sprintf("magic byte %d (garbage where a batch should start)", magic)}, nil
+}
+
+func (it *iter) decodeV2(pos, remaining int64, h []byte, baseOffset, length int64) (int64, *bad, error) {
+	declared := int64(-1)
+	if len(h) >= v2HeaderLen {
+		declared = int64(int32(binary.BigEndian.Uint32(h[57:])))
+	}
+	if length < v2HeaderLen-logOverhead || length > int64(it.opts.MaxBatchBytes) {
+		return 0, &bad{kind: eventlog.KindBadLength, offset: baseOffset, declared: declared,
+			detail: fmt.Sprintf("batch length %d outside [%d, %d]", length, v2HeaderLen-logOverhead, it.opts.MaxBatchBytes)}, nil
+	}
+	size := logOverhead + length
+	if size > remaining {
+		return 0, &bad{kind: eventlog.KindTruncated, offset: baseOffset, declared: declared,
+			detail: fmt.Sprintf("batch of %d bytes but only %d left in the file", size, remaining)}, nil
+	}
+	full, err := it.w.at(pos, int(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	stored := binary.BigEndian.Uint32(full[17:])
+	if got := crc32.Checksum(full[21:], castagnoli); got != stored {
+		return 0, &bad{kind: eventlog.KindBadCRC, offset: baseOffset, declared: declared,
+			detail: fmt.Sprintf("CRC-32C stored %08x, computed %08x", stored, got)}, nil
+	}
+	b := &it.batch
+	*b = eventlog.Batch{
+		Partition:            it.part,
+		BaseOffset:           baseOffset,
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(full[12:])),
+		Magic:                2,
+		CRC:                  stored,
+		Attributes:           eventlog.Attributes(binary.BigEndian.Uint16(full[21:])),
+		BaseTimestamp:        int64(binary.BigEndian.Uint64(full[27:])),
+		MaxTimestamp:         int64(binary.BigEndian.Uint64(full[35:])),
+		ProducerID:           int64(binary.BigEndian.Uint64(full[43:])),
+		ProducerEpoch:        int16(binary.BigEndian.Uint16(full[51:])),
+		BaseSequence:         int32(binary.BigEndian.Uint32(full[53:])),
+		NumRecords:           int32(declared),
+		Records:              b.Records[:0],
+		Origin:               eventlog.Origin{File: it.files[it.fi].path, Pos: pos, Size: size},
+	}
+	lastDelta := int64(int32(binary.BigEndian.Uint32(full[23:])))
+	b.LastOffset = baseOffset + lastDelta
+	trusted := func(kind eventlog.Kind, format string, args ...any) (int64, *bad, error) {
+		return 0, &bad{kind: kind, offset: baseOffset, declared: declared, trusted: true, size: size, detail: fmt.Sprintf(format, args...)}, nil
+	}
+	if lastDelta < 0 || declared < 0 || baseOffset < 0 || declared > lastDelta+1 {
+		return trusted(eventlog.KindBadHeader, "base offset %d, last offset delta %d, record count %d", baseOffset, lastDelta, declared)
+	}
+	codec := b.Attributes.Codec()
+	if !codec.Known() {
+		return trusted(eventlog.KindUnknownCodec, "compression codec %d", int(codec))
+	}
+	if it.headersOnly || b.LastOffset < it.from {
+		return size, nil, nil
+	}
+	payload := full[v2HeaderLen:]
+	if declared == 0 && codec != eventlog.CodecNone {
+		return size, nil, nil // a header-only batch; its payload, if any, is an empty compressed stream
+	}
+	if codec != eventlog.CodecNone {
+		if payload, err = it.dec.decompress(codec, payload); err != nil {
+			return trusted(eventlog.KindDecompress, "%v", err)
+		}
+	}
+	if b.Records, err = eventlog.DecodeRecordsV2(b.Records, payload, int(declared), baseOffset, b.BaseTimestamp); err != nil {
+		return trusted(eventlog.KindBadRecord, "%v", err)
+	}
+	return size, nil, nil
+}

@@ -1,0 +1,298 @@
+package segment
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/coordlog/coordlog/eventlog"
+)
+
+// Options configure a Reader.
+type Options struct {
+	// Mode is eventlog.Strict (the zero value) or eventlog.Forensic.
+	Mode eventlog.Mode
+	// MaxBatchBytes bounds the on-disk size of one batch; a larger declared length is treated as
+	// damage (KindBadLength). It bounds the reader's buffer. Default 64 MiB.
+	MaxBatchBytes int
+	// MaxDecompressedBytes bounds the decompressed payload of one batch (KindDecompress past it).
+	// Default 64 MiB.
+	MaxDecompressedBytes int
+}
+
+const (
+	defaultMaxBatch = 64 << 20
+	windowSize      = 1 << 20
+	v2HeaderLen     = 61
+	logOverhead     = 12 // int64 offset + int32 length before every batch / legacy message
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type segFile struct {
+	path string
+	base int64
+}
+
+// Reader reads Kafka segment files: one partition directory (`<topic>-N`) or a log directory
+// holding `__consumer_offsets-N` partition directories. It implements eventlog.Source. A Reader
+// is safe for concurrent use by iterators of different partitions; each iterator is not.
+type Reader struct {
+	opts   Options
+	parts  map[int32][]segFile
+	report *eventlog.Report
+}
+
+var (
+	partitionDirRE = regexp.MustCompile(`^(.+)-(\d+)$`)
+	offsetsDirRE   = regexp.MustCompile(`^__consumer_offsets-(\d+)$`)
+	segmentRE      = regexp.MustCompile(`^(\d{20})\.log$`)
+	transientRE    = regexp.MustCompile(`\.(cleaned|swap|deleted)$`)
+)
+
+// Open scans path. If path holds .log files it is one partition, numbered by its `-N` suffix;
+// otherwise every `__consumer_offsets-N` directory in it is a partition. Transient
+// .cleaned/.swap/.deleted files are reported as warnings and ignored.
+func Open(path string, opts Options) (*Reader, error) {
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = defaultMaxBatch
+	}
+	if opts.MaxDecompressedBytes <= 0 {
+		opts.MaxDecompressedBytes = defaultMaxBatch
+	}
+	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}}
+	files, isPartition, err := r.scanDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if isPartition {
+		m := partitionDirRE.FindStringSubmatch(filepath.Base(filepath.Clean(path)))
+		if m == nil {
+			return nil, fmt.Errorf("%s: holds .log files but its name does not end in -<partition>", path)
+		}
+		p, err := strconv.ParseInt(m[2], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s: partition number: %w", path, err)
+		}
+		r.parts[int32(p)] = files
+		return r, nil
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		m := offsetsDirRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			if strings.HasPrefix(e.Name(), "__consumer_offsets-") {
+				r.report.Warn("%s: not a partition directory (deleted or future replica?), ignored", filepath.Join(path, e.Name()))
+			}
+			continue
+		}
+		p, err := strconv.ParseInt(m[1], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s: partition number: %w", e.Name(), err)
+		}
+		files, _, err := r.scanDir(filepath.Join(path, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		r.parts[int32(p)] = files
+	}
+	if len(r.parts) == 0 {
+		return nil, fmt.Errorf("%s: no .log files and no __consumer_offsets-N directories", path)
+	}
+	return r, nil
+}
+
+// scanDir lists the segment files of one directory in base-offset order.
+func (r *Reader) scanDir(dir string) ([]segFile, bool, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	var files []segFile
+	isPartition := false
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			continue
+		}
+		if transientRE.MatchString(name) {
+			r.report.Warn("%s: transient file ignored", filepath.Join(dir, name))
+			isPartition = true
+			continue
+		}
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		isPartition = true
+		m := segmentRE.FindStringSubmatch(name)
+		if m == nil {
+			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(dir, name))
+			continue
+		}
+		base, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			r.report.Warn("%s: base offset out of range, ignored", filepath.Join(dir, name))
+			continue
+		}
+		files = append(files, segFile{path: filepath.Join(dir, name), base: base})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].base < files[j].base })
+	return files, isPartition, nil
+}
+
+// Report returns the reader's warnings and problems. Every iteration adds the problems it meets.
+func (r *Reader) Report() *eventlog.Report { return r.report }
+
+// Partitions implements eventlog.Source.
+func (r *Reader) Partitions() ([]int32, error) {
+	ps := make([]int32, 0, len(r.parts))
+	for p := range r.parts {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	return ps, nil
+}
+
+// Files returns the segment files of partition p in read order.
+func (r *Reader) Files(p int32) []string {
+	var out []string
+	for _, f := range r.parts[p] {
+		out = append(out, f.path)
+	}
+	return out
+}
+
+// Batches implements eventlog.Source. Reading starts in the last file whose base offset is at
+// most from, so earlier files are never opened.
+func (r *Reader) Batches(p int32, from int64) (eventlog.Iterator, error) {
+	files, ok := r.parts[p]
+	if !ok {
+		return nil, fmt.Errorf("partition %d not found", p)
+	}
+	start := sort.Search(len(files), func(i int) bool { return files[i].base > from }) - 1
+	return r.newIter(p, files[max(start, 0):], from, r.report, false), nil
+}
+
+// Offsets implements eventlog.Source. It reads batch headers (CRC-checked, not decompressed)
+// of the first non-empty file and of the last non-empty file.
+func (r *Reader) Offsets(p int32) (first, next int64, err error) {
+	files, ok := r.parts[p]
+	if !ok {
+		return 0, 0, fmt.Errorf("partition %d not found", p)
+	}
+	if len(files) == 0 {
+		return 0, 0, nil
+	}
+	scratch := &eventlog.Report{} // problems are reported by real iterations, not by this probe
+	found := false
+	for i := len(files) - 1; i >= 0 && !found; i-- {
+		it := r.newIter(p, files[i:i+1], 0, scratch, true)
+		for it.Next() {
+			next, found = it.batch.LastOffset+1, true
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	next = max(next, files[len(files)-1].base)
+	first = next
+	it := r.newIter(p, files, 0, scratch, true)
+	defer it.Close()
+	if it.Next() {
+		first = it.batch.BaseOffset
+	}
+	return first, next, it.Err()
+}
+
+func (r *Reader) newIter(p int32, files []segFile, from int64, report *eventlog.Report, headersOnly bool) *iter {
+	return &iter{
+		opts:        r.opts,
+		report:      report,
+		part:        p,
+		files:       files,
+		from:        from,
+		headersOnly: headersOnly,
+		prevNext:    -1,
+		dec:         decompressor{limit: r.opts.MaxDecompressedBytes},
+	}
+}
+
+// window is a read buffer over one file. at(pos, n) returns file[pos:pos+n], aliasing the
+// buffer until the next call; it refills from pos with one large pread when needed, so
+// sequential reading costs one syscall per MiB and memory stays at max(1 MiB, largest batch).
+type window struct {
+	f    *os.File
+	buf  []byte
+	off  int64
+	n    int
+	size int64
+}
+
+func (w *window) at(pos int64, n int) ([]byte, error) {
+	if pos >= w.off && pos+int64(n) <= w.off+int64(w.n) {
+		s := int(pos - w.off)
+		return w.buf[s : s+n], nil
+	}
+	if n > len(w.buf) {
+		w.buf = make([]byte, max(n, windowSize))
+	}
+	want := int(min(int64(len(w.buf)), w.size-pos))
+	m, err := w.f.ReadAt(w.buf[:want], pos)
+	if m < n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		w.n = 0
+		return nil, fmt.Errorf("%s: read %d bytes at %d: %w", w.f.Name(), n, pos, err)
+	}
+	w.off, w.n = pos, m
+	return w.buf[:n], nil
+}
+
+// bad describes damage found by decodeAt, before it becomes a Problem.
+type bad struct {
+	kind eventlog.Kind
+	// offset is the base offset read from the header, -1 when none could be read.
+	offset int64
+	detail string
+	// trusted: the batch's CRC matched, so its length is trusted and the reader skips exactly
+	// size bytes. Otherwise the reader scans forward for the next valid batch.
+	trusted  bool
+	size     int64
+	declared int64 // records declared by the header, -1 if unknown
+}
+
+type iter struct {
+	opts        Options
+	report      *eventlog.Report
+	part        int32
+	files       []segFile
+	fi          int
+	from        int64
+	headersOnly bool
+
+	f        *os.File
+	w        window
+	pos      int64
+	prevNext int64
+
+	batch  eventlog.Batch
+	dec    decompressor
+	legacy []legacyMsg
+	err    error
+	closed bool
+}
