@@ -1,11 +1,75 @@
-// Package groupstate is the pure in-memory model of a Kafka group coordinator partition:
-// classic, consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups, their members,
-// target and current assignments, topologies, committed offsets and pending transactional
-// offsets, and the group states derived from them.
+// Package groupstate is the pure in-memory model of one Kafka group coordinator partition
+// (__consumer_offsets-N): classic, consumer (KIP-848), share (KIP-932) and streams (KIP-1071)
+// groups, their members, target and current assignments, topologies, committed offsets and
+// pending transactional offsets, and the group states derived from them.
 //
-// Invariants:
-//   - the package imports only the standard library (and its own sub-packages);
-//   - no wall clock, no goroutines, no map-order leaks: every listing is sorted;
-//   - state changes only through the mutators called by package replay (and this package's
-//     own tests); views handed out are read-only.
+// # Mutation
+//
+// A State is created with New(version) and changed only by its Replay* methods, one per
+// record type and one per tombstone, mirroring GroupMetadataManager.replay and
+// OffsetMetadataManager.replay / replayEndTransactionMarker of the selected Kafka version
+// (see fact sheet section 4.2 and KafkaVersion). Mutators take groupstate's own plain value
+// types: package replay decodes records with recordcodec and converts them. The rules:
+//
+//   - A value creates its group (and member) on demand, whatever the record order; a
+//     tombstone for a missing group or member is ignored.
+//   - GroupMetadata (id 2) replaces a group of any type; its tombstone removes any type.
+//   - Consumer records (ids 3-8, 16), and streams records (17, 19-23) on 4.2+, replace a
+//     *simple* classic group (no protocol type, no members), even when the record is a
+//     tombstone; any other existing group of another type is an error. Share records never
+//     replace.
+//   - Offsets (ids 0, 1) create a simple classic group when no group exists. Offsets of a
+//     non-transactional batch (producer id -1) are committed at once; others wait in the
+//     pending map of their producer until ReplayEndTransactionMarker. COMMIT materializes a
+//     pending offset only when none exists or the existing one has a smaller record offset.
+//     An offset tombstone removes the committed offset and cancels the pending ones of that
+//     partition. Deleting a group never deletes offsets.
+//   - Tombstone invariants (ids 3, 5, 6, 10, 11, 12, 17, 19, 20) and the other
+//     IllegalStateException / IllegalArgumentException cases of Kafka's replay are returned
+//     as *ReplayError (match with errors.Is against ErrTombstoneOrder, ErrWrongGroupType,
+//     ErrClassicGroupAdd, ErrInvalidAssignmentMetadata, ErrDuplicateKey, ...). A mutator that
+//     returns an error leaves the state unchanged (Kafka would abort the load there; where
+//     Kafka had already replaced a simple classic group before throwing, the model keeps the
+//     simple group).
+//
+// # Version rules
+//
+// KafkaVersion (4.0 .. 4.4, default 4.4) selects: the initial group and assignment epochs
+// of implicitly created groups (0/0 up to 4.2, 1/1 from 4.3); the initial streams validated
+// topology epoch (0 up to 4.3, -1 on 4.4); which value fields a version reads (metadata
+// hashes 4.1+, offset topic id 4.1+, streams validated epoch and assignment configs 4.2+,
+// assignment timestamps and their validation 4.3+, description topology epochs 4.4); per
+// partition assignment epochs (consumer 4.3+, streams active tasks 4.2+); record 4 (4.0
+// stores the subscription metadata, 4.1+ only a flag); streams replacing simple groups
+// (4.2+); Kafka 4.0's stricter share replay (record 9; missing share group or member is an
+// error; record 15 not replayed); which repeated keys fail (Collectors.toMap) per version;
+// and the streams NotReady rule (4.2+: topology absent or its epoch differs from the
+// validated topology epoch; 4.1: topology absent only, because 4.1 also required the
+// configured topology, soft state built from cluster metadata that the log does not hold).
+//
+// # Derived state
+//
+// Group states are a pure function of the replayed state, computed when read: consumer
+// Empty / Assigning / Reconciling / Stable; share Empty / Stable; streams Empty / NotReady /
+// Assigning / Reconciling / Stable (streams member STABLE is 1, consumer and share 0);
+// classic Empty / Stable (the only classic states replay produces).
+//
+// # Invariants
+//
+//   - The package imports only the standard library (and its own sub-packages).
+//   - No wall clock, no goroutines, no map-order leaks: every accessor that lists things
+//     returns a sorted slice, empty lists are nil. Kafka's replay-time wall-clock values
+//     (the currentStateTimestamp of a simple classic group created by an offset commit,
+//     share initialization timestamps) are not modelled: the former is -1 (none).
+//   - Views are deep copies (ClassicGroup, ConsumerGroup, Group, Dump, ...); nothing a
+//     caller holds aliases the state.
+//   - Committed offsets are struct values in per-group maps keyed by (topic, partition)
+//     with interned names: no per-offset pointer or map.
+//   - The open-transactions index always equals what the pending map implies: producer p is
+//     open on (g, t, n) iff p's pending offsets hold (g, t, n). A producer whose pending
+//     offsets were all cancelled by offset tombstones stays pending (empty) until its marker,
+//     as in Kafka.
+//   - Dump is the canonical form: Equal(a, b) compares dumps with reflect.DeepEqual, Diff
+//     names what differs, Restore(Dump) rebuilds an equal State (for snapshots), and
+//     json.Marshal(Dump) is stable (the format describe --format json prints).
 package groupstate

@@ -1,0 +1,533 @@
+package groupstate
+
+import "slices"
+
+// ConsumerGroupMetadataValue is the value of record 3.
+type ConsumerGroupMetadataValue struct {
+	Epoch        int32
+	MetadataHash int64 // tag 0, 4.1+; ignored on 4.0
+}
+
+// ConsumerGroupPartitionMetadataValue is the value of record 4 (only stored on 4.0).
+type ConsumerGroupPartitionMetadataValue struct {
+	Topics []TopicMetadata
+}
+
+// ClassicProtocol is one protocol a classic-protocol member of a consumer group supports.
+type ClassicProtocol struct {
+	Name     string `json:"name"`
+	Metadata []byte `json:"metadata,omitempty"`
+}
+
+// ClassicMemberMetadata is the metadata of a member that joined a consumer group with the
+// classic protocol (record 5 tag 0).
+type ClassicMemberMetadata struct {
+	SessionTimeoutMs   int32             `json:"sessionTimeoutMs"`
+	SupportedProtocols []ClassicProtocol `json:"supportedProtocols,omitempty"` // record order
+}
+
+func (c *ClassicMemberMetadata) clone() *ClassicMemberMetadata {
+	if c == nil {
+		return nil
+	}
+	out := &ClassicMemberMetadata{SessionTimeoutMs: c.SessionTimeoutMs}
+	if len(c.SupportedProtocols) > 0 {
+		out.SupportedProtocols = make([]ClassicProtocol, len(c.SupportedProtocols))
+		for i, p := range c.SupportedProtocols {
+			out.SupportedProtocols[i] = ClassicProtocol{Name: p.Name, Metadata: cloneBytes(p.Metadata)}
+		}
+	}
+	return out
+}
+
+// ConsumerMemberMetadataValue is the value of record 5.
+type ConsumerMemberMetadataValue struct {
+	InstanceID            *string
+	RackID                *string
+	ClientID              string
+	ClientHost            string
+	SubscribedTopicNames  []string
+	SubscribedTopicRegex  *string
+	RebalanceTimeoutMs    int32
+	ServerAssignor        *string
+	ClassicMemberMetadata *ClassicMemberMetadata
+}
+
+// ConsumerCurrentAssignmentValue is the value of record 8.
+type ConsumerCurrentAssignmentValue struct {
+	MemberEpoch                 int32
+	PreviousMemberEpoch         int32
+	State                       int8
+	AssignedPartitions          []TopicPartitionsWithEpochs
+	PartitionsPendingRevocation []TopicPartitionsWithEpochs
+}
+
+// RegularExpressionValue is the value of record 16.
+type RegularExpressionValue struct {
+	Topics    []string
+	Version   int64
+	Timestamp int64
+}
+
+// ResolvedRegularExpression is a consumer group's resolution of a subscribed regex.
+type ResolvedRegularExpression struct {
+	Regex     string   `json:"regex"`
+	Topics    []string `json:"topics,omitempty"` // sorted
+	Version   int64    `json:"version"`
+	Timestamp int64    `json:"timestamp"`
+}
+
+// ConsumerMember is the view of a consumer group member. A member created by a record 8 or
+// 7 before its record 5 has Kafka's builder defaults (epoch 0, previous epoch -1, state
+// STABLE, rebalance timeout -1, regex "").
+type ConsumerMember struct {
+	MemberID                    string                      `json:"memberId"`
+	MemberEpoch                 int32                       `json:"memberEpoch"`
+	PreviousMemberEpoch         int32                       `json:"previousMemberEpoch"`
+	State                       int8                        `json:"state"`
+	StateName                   string                      `json:"stateName"`
+	InstanceID                  *string                     `json:"instanceId"`
+	RackID                      *string                     `json:"rackId"`
+	RebalanceTimeoutMs          int32                       `json:"rebalanceTimeoutMs"`
+	ClientID                    string                      `json:"clientId"`
+	ClientHost                  string                      `json:"clientHost"`
+	SubscribedTopicNames        []string                    `json:"subscribedTopicNames,omitempty"` // sorted set
+	SubscribedTopicRegex        *string                     `json:"subscribedTopicRegex"`
+	ServerAssignor              *string                     `json:"serverAssignor"`
+	ClassicMemberMetadata       *ClassicMemberMetadata      `json:"classicMemberMetadata"`
+	AssignedPartitions          []TopicPartitionsWithEpochs `json:"assignedPartitions,omitempty"`          // sorted by topic id
+	PartitionsPendingRevocation []TopicPartitionsWithEpochs `json:"partitionsPendingRevocation,omitempty"` // sorted by topic id
+}
+
+func (m *ConsumerMember) clone() ConsumerMember {
+	c := *m
+	c.InstanceID = cloneStrPtr(m.InstanceID)
+	c.RackID = cloneStrPtr(m.RackID)
+	c.SubscribedTopicNames = cloneStrings(m.SubscribedTopicNames)
+	c.SubscribedTopicRegex = cloneStrPtr(m.SubscribedTopicRegex)
+	c.ServerAssignor = cloneStrPtr(m.ServerAssignor)
+	c.ClassicMemberMetadata = m.ClassicMemberMetadata.clone()
+	c.AssignedPartitions = cloneTopicPartitionsWithEpochs(m.AssignedPartitions)
+	c.PartitionsPendingRevocation = cloneTopicPartitionsWithEpochs(m.PartitionsPendingRevocation)
+	c.StateName = ConsumerMemberStateName(m.State)
+	return c
+}
+
+// ConsumerGroup is the view of a consumer group.
+type ConsumerGroup struct {
+	GroupID                       string                      `json:"groupId"`
+	State                         string                      `json:"state"`
+	GroupEpoch                    int32                       `json:"groupEpoch"`
+	MetadataHash                  int64                       `json:"metadataHash"`
+	HasSubscriptionMetadataRecord bool                        `json:"hasSubscriptionMetadataRecord"`  // 4.1+
+	SubscriptionMetadata          []TopicMetadata             `json:"subscriptionMetadata,omitempty"` // 4.0 only; sorted by name
+	AssignmentEpoch               int32                       `json:"assignmentEpoch"`
+	AssignmentTimestamp           int64                       `json:"assignmentTimestamp"`
+	Members                       []ConsumerMember            `json:"members,omitempty"`          // sorted by member id
+	TargetAssignment              []MemberTargetAssignment    `json:"targetAssignment,omitempty"` // sorted by member id
+	ResolvedRegularExpressions    []ResolvedRegularExpression `json:"resolvedRegularExpressions,omitempty"`
+}
+
+type consumerGroup struct {
+	groupEpoch                    int32
+	metadataHash                  int64
+	hasSubscriptionMetadataRecord bool
+	subscriptionMetadata          map[string]TopicMetadata
+	assignmentEpoch               int32
+	assignmentTimestamp           int64
+	members                       map[string]*ConsumerMember // immutable once stored
+	target                        map[string][]TopicPartitions
+	regexes                       map[string]ResolvedRegularExpression
+}
+
+func (*consumerGroup) groupType() GroupType { return GroupTypeConsumer }
+
+func (s *State) newConsumerGroup() *consumerGroup {
+	e := s.version.initialEpoch()
+	return &consumerGroup{
+		groupEpoch:      e,
+		assignmentEpoch: e,
+		members:         map[string]*ConsumerMember{},
+		target:          map[string][]TopicPartitions{},
+		regexes:         map[string]ResolvedRegularExpression{},
+	}
+}
+
+// state is ConsumerGroup.maybeUpdateGroupState.
+func (g *consumerGroup) state() string {
+	if len(g.members) == 0 {
+		return StateEmpty
+	}
+	if g.groupEpoch > g.assignmentEpoch {
+		return StateAssigning
+	}
+	for _, m := range g.members {
+		if m.State != MemberStable || m.MemberEpoch != g.assignmentEpoch {
+			return StateReconciling
+		}
+	}
+	return StateStable
+}
+
+func newConsumerMember(id string) *ConsumerMember {
+	empty := ""
+	return &ConsumerMember{
+		MemberID: id, MemberEpoch: 0, PreviousMemberEpoch: -1, State: MemberStable,
+		RebalanceTimeoutMs: -1, SubscribedTopicRegex: &empty,
+	}
+}
+
+func (g *consumerGroup) memberOrNew(id string) ConsumerMember {
+	if m, ok := g.members[id]; ok {
+		return *m
+	}
+	return *newConsumerMember(id)
+}
+
+// ReplayConsumerGroupMetadata replays record 3: get or create the consumer group, set its
+// epoch and metadata hash.
+func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetadataValue) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupMetadata, group: groupID}, true)
+	if err != nil {
+		return err
+	}
+	g.groupEpoch = v.Epoch
+	if s.version.hasMetadataHash() {
+		g.metadataHash = v.MetadataHash
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupMetadataTombstone replays a record 3 tombstone: the group must have no
+// members, no target assignment and assignment epoch -1; then it is removed.
+func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
+	r := rec{typ: typeConsumerGroupMetadata, tombstone: true, group: groupID}
+	g, _, err := s.lookupConsumer(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	switch {
+	case len(g.members) > 0:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
+	case len(g.target) > 0:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the target assignment still has %d members", groupID, len(g.target))
+	case g.assignmentEpoch != -1:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive ConsumerGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
+	}
+	delete(s.groups, groupID)
+	return nil
+}
+
+// ReplayConsumerGroupPartitionMetadata replays record 4: on 4.1+ it only sets
+// hasSubscriptionMetadataRecord; on 4.0 it stores the subscription metadata.
+func (s *State) ReplayConsumerGroupPartitionMetadata(groupID string, v ConsumerGroupPartitionMetadataValue) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupPartitionMeta, group: groupID}, true)
+	if err != nil {
+		return err
+	}
+	if s.version.storesSubscriptionMetadata() {
+		g.subscriptionMetadata = topicMetadataMap(v.Topics)
+	} else {
+		g.hasSubscriptionMetadataRecord = true
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+func topicMetadataMap(topics []TopicMetadata) map[string]TopicMetadata {
+	if len(topics) == 0 {
+		return nil
+	}
+	m := make(map[string]TopicMetadata, len(topics))
+	for _, t := range topics {
+		m[t.TopicName] = t
+	}
+	return m
+}
+
+// ReplayConsumerGroupPartitionMetadataTombstone replays a record 4 tombstone: on 4.1+ it
+// clears hasSubscriptionMetadataRecord, on 4.0 the subscription metadata.
+func (s *State) ReplayConsumerGroupPartitionMetadataTombstone(groupID string) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupPartitionMeta, tombstone: true, group: groupID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	if s.version.storesSubscriptionMetadata() {
+		g.subscriptionMetadata = nil
+	} else {
+		g.hasSubscriptionMetadataRecord = false
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupMemberMetadata replays record 5: get or create the group and the
+// member, then overwrite the member's metadata fields.
+func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v ConsumerMemberMetadataValue) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupMemberMetadata, group: groupID, member: memberID}, true)
+	if err != nil {
+		return err
+	}
+	m := g.memberOrNew(memberID)
+	m.InstanceID = cloneStrPtr(v.InstanceID)
+	m.RackID = cloneStrPtr(v.RackID)
+	m.ClientID = v.ClientID
+	m.ClientHost = v.ClientHost
+	m.SubscribedTopicNames = stringSet(v.SubscribedTopicNames)
+	m.SubscribedTopicRegex = cloneStrPtr(v.SubscribedTopicRegex)
+	m.RebalanceTimeoutMs = v.RebalanceTimeoutMs
+	m.ServerAssignor = cloneStrPtr(v.ServerAssignor)
+	m.ClassicMemberMetadata = v.ClassicMemberMetadata.clone()
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupMemberMetadataTombstone replays a record 5 tombstone: the member must
+// have epoch -1 (its record 8 tombstone replayed) and no target assignment; then it is
+// removed. A missing group or member is ignored.
+func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID string) error {
+	r := rec{typ: typeConsumerGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	g, fresh, err := s.lookupConsumer(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	m, ok := g.members[memberID]
+	if !ok {
+		s.install(groupID, g, fresh)
+		return nil
+	}
+	if m.MemberEpoch != LeaveGroupMemberEpoch {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive ConsumerGroupCurrentMemberAssignmentValue tombstone (member epoch %d)", memberID, m.MemberEpoch)
+	}
+	if _, ok := g.target[memberID]; ok {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive ConsumerGroupTargetAssignmentMetadataValue tombstone (member still in the target assignment)", memberID)
+	}
+	delete(g.members, memberID)
+	return nil
+}
+
+func checkAssignmentMetadata(r rec, v KafkaVersion, epoch int32, ts int64) error {
+	if !v.hasAssignmentTimestamp() {
+		return nil
+	}
+	if epoch < 0 && epoch != -1 {
+		return r.err(ErrInvalidAssignmentMetadata, illegalArgument, "the assignment epoch must be non-negative or -1, got %d", epoch)
+	}
+	if ts < 0 {
+		return r.err(ErrInvalidAssignmentMetadata, illegalArgument, "the assignment timestamp must be non-negative, got %d", ts)
+	}
+	return nil
+}
+
+// ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
+// and (4.3+) timestamp. On 4.3+ an epoch below -1 or a negative timestamp fails.
+func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
+	r := rec{typ: typeConsumerGroupTargetMeta, group: groupID}
+	g, fresh, err := s.lookupConsumer(r, true)
+	if err != nil {
+		return err
+	}
+	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+		return err
+	}
+	g.assignmentEpoch = v.AssignmentEpoch
+	if s.version.hasAssignmentTimestamp() {
+		g.assignmentTimestamp = v.AssignmentTimestamp
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupTargetAssignmentMetadataTombstone replays a record 6 tombstone: the
+// target assignment must be empty; the epoch becomes -1 and the timestamp 0.
+func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID string) error {
+	r := rec{typ: typeConsumerGroupTargetMeta, tombstone: true, group: groupID}
+	g, fresh, err := s.lookupConsumer(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	if len(g.target) > 0 {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	}
+	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupTargetAssignmentMember replays record 7: set the member's target
+// assignment (the member need not exist). A topic id listed twice fails (Collectors.toMap).
+func (s *State) ReplayConsumerGroupTargetAssignmentMember(groupID, memberID string, partitions []TopicPartitions) error {
+	r := rec{typ: typeConsumerGroupTargetMember, group: groupID, member: memberID}
+	g, fresh, err := s.lookupConsumer(r, true)
+	if err != nil {
+		return err
+	}
+	tps, dup := topicPartitionSets(partitions, true)
+	if dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", dup)
+	}
+	g.target[memberID] = tps
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupTargetAssignmentMemberTombstone replays a record 7 tombstone.
+func (s *State) ReplayConsumerGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	delete(g.target, memberID)
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// consumerAssignment converts record 8 partitions. Up to 4.2 a repeated topic id fails
+// (Collectors.toMap) and no epochs are kept; from 4.3 the last entry wins and each partition
+// gets its AssignmentEpochs entry, or max(memberEpoch, 0) when the list is absent or of
+// another length.
+func (s *State) consumerAssignment(r rec, in []TopicPartitionsWithEpochs, memberEpoch int32) ([]TopicPartitionsWithEpochs, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	withEpochs := s.version.hasConsumerPartitionEpochs()
+	idx := map[Uuid]int{}
+	var out []TopicPartitionsWithEpochs
+	def := max(memberEpoch, 0)
+	for _, tp := range in {
+		var e TopicPartitionsWithEpochs
+		e.TopicID = tp.TopicID
+		if withEpochs {
+			eps := tp.AssignmentEpochs
+			useList := eps != nil && len(eps) == len(tp.Partitions)
+			e.Partitions, e.AssignmentEpochs = partitionEpochs(tp.Partitions, func(i int) int32 {
+				if useList {
+					return eps[i]
+				}
+				return def
+			})
+		} else {
+			e.Partitions = int32Set(tp.Partitions)
+		}
+		if i, ok := idx[tp.TopicID]; ok {
+			if !withEpochs {
+				return nil, r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment", tp.TopicID)
+			}
+			out[i] = e
+			continue
+		}
+		idx[tp.TopicID] = len(out)
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b TopicPartitionsWithEpochs) int { return a.TopicID.Compare(b.TopicID) })
+	return out, nil
+}
+
+// ReplayConsumerGroupCurrentMemberAssignment replays record 8: get or create the group and
+// member; set epochs, state and assigned and pending partitions.
+func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID string, v ConsumerCurrentAssignmentValue) error {
+	r := rec{typ: typeConsumerGroupCurrentAssign, group: groupID, member: memberID}
+	g, fresh, err := s.lookupConsumer(r, true)
+	if err != nil {
+		return err
+	}
+	assigned, err := s.consumerAssignment(r, v.AssignedPartitions, v.MemberEpoch)
+	if err != nil {
+		return err
+	}
+	pending, err := s.consumerAssignment(r, v.PartitionsPendingRevocation, v.MemberEpoch)
+	if err != nil {
+		return err
+	}
+	m := g.memberOrNew(memberID)
+	m.MemberEpoch = v.MemberEpoch
+	m.PreviousMemberEpoch = v.PreviousMemberEpoch
+	m.State = consumerMemberState(v.State)
+	m.AssignedPartitions = assigned
+	m.PartitionsPendingRevocation = pending
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupCurrentMemberAssignmentTombstone replays a record 8 tombstone: the
+// member's epochs become -1 and its partitions are cleared; the member stays until its
+// record 5 tombstone. A missing group or member is ignored.
+func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	s.install(groupID, g, fresh)
+	old, ok := g.members[memberID]
+	if !ok {
+		return nil
+	}
+	m := *old
+	m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
+	m.AssignedPartitions, m.PartitionsPendingRevocation = nil, nil
+	g.members[memberID] = &m
+	return nil
+}
+
+// ReplayConsumerGroupRegularExpression replays record 16: store the regex resolution.
+func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v RegularExpressionValue) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupRegex, group: groupID}, true)
+	if err != nil {
+		return err
+	}
+	g.regexes[regex] = ResolvedRegularExpression{Regex: regex, Topics: stringSet(v.Topics), Version: v.Version, Timestamp: v.Timestamp}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayConsumerGroupRegularExpressionTombstone replays a record 16 tombstone.
+func (s *State) ReplayConsumerGroupRegularExpressionTombstone(groupID, regex string) error {
+	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupRegex, tombstone: true, group: groupID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	delete(g.regexes, regex)
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ConsumerGroup returns a copy of the consumer group id.
+func (s *State) ConsumerGroup(id string) (ConsumerGroup, bool) {
+	g, ok := s.groups[id].(*consumerGroup)
+	if !ok {
+		return ConsumerGroup{}, false
+	}
+	return g.view(id), true
+}
+
+func (g *consumerGroup) view(id string) ConsumerGroup {
+	v := ConsumerGroup{
+		GroupID: id, State: g.state(), GroupEpoch: g.groupEpoch, MetadataHash: g.metadataHash,
+		HasSubscriptionMetadataRecord: g.hasSubscriptionMetadataRecord,
+		AssignmentEpoch:               g.assignmentEpoch, AssignmentTimestamp: g.assignmentTimestamp,
+	}
+	for _, n := range sortedKeys(g.subscriptionMetadata) {
+		v.SubscriptionMetadata = append(v.SubscriptionMetadata, g.subscriptionMetadata[n])
+	}
+	for _, mid := range sortedKeys(g.members) {
+		v.Members = append(v.Members, g.members[mid].clone())
+	}
+	v.TargetAssignment = targetView(g.target)
+	for _, re := range sortedKeys(g.regexes) {
+		r := g.regexes[re]
+		r.Topics = cloneStrings(r.Topics)
+		v.ResolvedRegularExpressions = append(v.ResolvedRegularExpressions, r)
+	}
+	return v
+}
+
+func targetView(t map[string][]TopicPartitions) []MemberTargetAssignment {
+	var out []MemberTargetAssignment
+	for _, mid := range sortedKeys(t) {
+		out = append(out, MemberTargetAssignment{MemberID: mid, Partitions: cloneTopicPartitions(t[mid])})
+	}
+	return out
+}

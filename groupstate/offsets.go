@@ -1,0 +1,277 @@
+package groupstate
+
+import (
+	"slices"
+	"strings"
+)
+
+// NoProducerID is RecordBatch.NO_PRODUCER_ID: the batch is not transactional.
+const NoProducerID int64 = -1
+
+// OffsetCommitValue is the value of records 0 and 1. For the legacy record (id 0) the caller
+// passes LeaderEpoch -1, ExpireTimestamp -1 and a zero TopicID, as
+// GroupCoordinatorShard.convertLegacyOffsetCommitValue does.
+type OffsetCommitValue struct {
+	Offset          int64
+	LeaderEpoch     int32 // -1: none (absent before value v3)
+	Metadata        string
+	CommitTimestamp int64
+	ExpireTimestamp int64 // -1: none (present in value v1 only)
+	TopicID         Uuid  // tag 0, 4.1+; ignored on 4.0
+}
+
+// OffsetAndMetadata is a committed (or pending) offset, with the log offset of the record
+// that wrote it.
+type OffsetAndMetadata struct {
+	CommittedOffset int64  `json:"committedOffset"`
+	LeaderEpoch     int32  `json:"leaderEpoch"` // -1: none
+	Metadata        string `json:"metadata"`
+	CommitTimestamp int64  `json:"commitTimestamp"`
+	ExpireTimestamp int64  `json:"expireTimestamp"` // -1: none
+	TopicID         Uuid   `json:"topicId"`
+	RecordOffset    int64  `json:"recordOffset"`
+}
+
+// CommittedOffset is an offset with its group, topic and partition.
+type CommittedOffset struct {
+	GroupID   string `json:"groupId"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	OffsetAndMetadata
+}
+
+// PendingTransaction is the pending transactional offsets of one producer id.
+type PendingTransaction struct {
+	ProducerID int64             `json:"producerId"`
+	Offsets    []CommittedOffset `json:"offsets,omitempty"` // sorted by group, topic, partition
+}
+
+// TxnResult is the result carried by a transaction marker.
+type TxnResult uint8
+
+// Transaction results (ControlRecordType ABORT = 0, COMMIT = 1).
+const (
+	TxnAbort TxnResult = iota
+	TxnCommit
+)
+
+func (r TxnResult) String() string {
+	if r == TxnCommit {
+		return "COMMIT"
+	}
+	return "ABORT"
+}
+
+// ReplayOffsetCommit replays an offset commit value (records 0 and 1), mirroring
+// OffsetMetadataManager.replay: a missing group is created as a simple classic group; with
+// producerID == NoProducerID the offset is committed at once, otherwise it waits in the
+// pending map of that producer until its transaction marker. It never fails.
+func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topic string, partition int32, v OffsetCommitValue) error {
+	if _, ok := s.groups[groupID]; !ok {
+		s.groups[groupID] = &classicGroup{protocolType: "", currentStateTimestamp: -1}
+	}
+	om := OffsetAndMetadata{
+		CommittedOffset: v.Offset,
+		LeaderEpoch:     v.LeaderEpoch,
+		Metadata:        v.Metadata,
+		CommitTimestamp: v.CommitTimestamp,
+		ExpireTimestamp: v.ExpireTimestamp,
+		RecordOffset:    recordOffset,
+	}
+	if s.version.hasOffsetTopicID() {
+		om.TopicID = v.TopicID
+	}
+	groupID = s.intern(groupID)
+	topic = s.intern(topic)
+	if producerID == NoProducerID {
+		s.putOffset(groupID, topic, partition, om)
+		return nil
+	}
+	k := offsetKey{groupID, topic, partition}
+	p := s.pending[producerID]
+	if p == nil {
+		p = map[offsetKey]OffsetAndMetadata{}
+		s.pending[producerID] = p
+	}
+	p[k] = om
+	ids := s.open[k]
+	if i, found := slices.BinarySearch(ids, producerID); !found {
+		s.open[k] = slices.Insert(ids, i, producerID)
+	}
+	return nil
+}
+
+func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
+	gm := s.offsets[groupID]
+	if gm == nil {
+		gm = map[TopicPartition]OffsetAndMetadata{}
+		s.offsets[groupID] = gm
+	}
+	tp := TopicPartition{topic, partition}
+	if _, ok := gm[tp]; !ok {
+		s.numOffsets++
+	}
+	gm[tp] = om
+}
+
+// ReplayOffsetCommitTombstone replays an offset tombstone (records 0 and 1): it removes the
+// committed offset and the pending transactional offsets of every open transaction for the
+// same group, topic and partition. Groups are not touched. It never fails.
+func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
+	if gm := s.offsets[groupID]; gm != nil {
+		tp := TopicPartition{topic, partition}
+		if _, ok := gm[tp]; ok {
+			delete(gm, tp)
+			s.numOffsets--
+			if len(gm) == 0 {
+				delete(s.offsets, groupID)
+			}
+		}
+	}
+	k := offsetKey{groupID, topic, partition}
+	for _, pid := range s.open[k] {
+		delete(s.pending[pid], k) // the producer's (possibly now empty) entry stays, as in Kafka
+	}
+	delete(s.open, k)
+	return nil
+}
+
+// ReplayEndTransactionMarker replays a COMMIT or ABORT control record of producerID. The
+// producer's pending offsets are dropped from the pending map and the open-transactions
+// index; on COMMIT each one is committed only when no offset exists for its partition or the
+// existing one was written by an older record (smaller record offset). A marker without
+// pending offsets is ignored. It never fails.
+func (s *State) ReplayEndTransactionMarker(producerID int64, result TxnResult) error {
+	p, ok := s.pending[producerID]
+	if !ok {
+		return nil
+	}
+	delete(s.pending, producerID)
+	for k := range p {
+		ids := s.open[k]
+		if i, found := slices.BinarySearch(ids, producerID); found {
+			ids = slices.Delete(ids, i, i+1)
+			if len(ids) == 0 {
+				delete(s.open, k)
+			} else {
+				s.open[k] = ids
+			}
+		}
+	}
+	if result != TxnCommit {
+		return nil
+	}
+	for k, om := range p {
+		if cur, ok := s.offsets[k.group][TopicPartition{k.topic, k.partition}]; ok && om.RecordOffset <= cur.RecordOffset {
+			continue
+		}
+		s.putOffset(k.group, k.topic, k.partition, om)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------------------
+// Views.
+
+// NumOffsets returns the number of committed offsets.
+func (s *State) NumOffsets() int { return s.numOffsets }
+
+// Offset returns the committed offset of a group's partition.
+func (s *State) Offset(groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+	om, ok := s.offsets[groupID][TopicPartition{topic, partition}]
+	return om, ok
+}
+
+// OffsetGroupIDs returns the ids of the groups that have committed offsets, sorted. Offsets
+// live apart from groups: a group may have offsets without existing, and the reverse.
+func (s *State) OffsetGroupIDs() []string { return sortedKeys(s.offsets) }
+
+// Offsets returns the committed offsets of a group, sorted by topic and partition.
+func (s *State) Offsets(groupID string) []CommittedOffset {
+	gm := s.offsets[groupID]
+	if len(gm) == 0 {
+		return nil
+	}
+	out := make([]CommittedOffset, 0, len(gm))
+	for tp, om := range gm {
+		out = append(out, CommittedOffset{GroupID: groupID, Topic: tp.Topic, Partition: tp.Partition, OffsetAndMetadata: om})
+	}
+	sortOffsets(out)
+	return out
+}
+
+// AllOffsets returns every committed offset, sorted by group, topic and partition.
+func (s *State) AllOffsets() []CommittedOffset {
+	if s.numOffsets == 0 {
+		return nil
+	}
+	out := make([]CommittedOffset, 0, s.numOffsets)
+	for _, g := range s.OffsetGroupIDs() {
+		out = append(out, s.Offsets(g)...)
+	}
+	return out
+}
+
+func sortOffsets(o []CommittedOffset) {
+	slices.SortFunc(o, func(a, b CommittedOffset) int {
+		if c := strings.Compare(a.GroupID, b.GroupID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+}
+
+// PendingProducerIDs returns the producer ids with a pending transaction (one whose marker
+// has not been replayed), sorted. A producer whose pending offsets were all cancelled by
+// offset tombstones is still listed, as Kafka keeps its empty entry until the marker.
+func (s *State) PendingProducerIDs() []int64 {
+	ids := make([]int64, 0, len(s.pending))
+	for id := range s.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// PendingTransactions returns the pending transactional offsets by producer id, sorted.
+func (s *State) PendingTransactions() []PendingTransaction {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	out := make([]PendingTransaction, 0, len(s.pending))
+	for _, pid := range s.PendingProducerIDs() {
+		p := s.pending[pid]
+		pt := PendingTransaction{ProducerID: pid}
+		for k, om := range p {
+			pt.Offsets = append(pt.Offsets, CommittedOffset{GroupID: k.group, Topic: k.topic, Partition: k.partition, OffsetAndMetadata: om})
+		}
+		sortOffsets(pt.Offsets)
+		out = append(out, pt)
+	}
+	return out
+}
+
+// PendingOffset returns the pending transactional offset of producerID for a partition.
+func (s *State) PendingOffset(producerID int64, groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+	om, ok := s.pending[producerID][offsetKey{groupID, topic, partition}]
+	return om, ok
+}
+
+// OpenTransactions returns the producer ids with a pending offset for the partition, sorted
+// (Kafka's openTransactions index).
+func (s *State) OpenTransactions(groupID, topic string, partition int32) []int64 {
+	return slices.Clone(s.open[offsetKey{groupID, topic, partition}])
+}
+
+// HasOpenTransactions reports whether the group has any pending transactional offset.
+func (s *State) HasOpenTransactions(groupID string) bool {
+	for k := range s.open {
+		if k.group == groupID {
+			return true
+		}
+	}
+	return false
+}

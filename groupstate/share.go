@@ -1,0 +1,460 @@
+package groupstate
+
+import "slices"
+
+// ShareGroupMetadataValue is the value of record 11.
+type ShareGroupMetadataValue struct {
+	Epoch        int32
+	MetadataHash int64 // 4.1+; ignored on 4.0
+}
+
+// ShareMemberMetadataValue is the value of record 10.
+type ShareMemberMetadataValue struct {
+	RackID               *string
+	ClientID             string
+	ClientHost           string
+	SubscribedTopicNames []string
+}
+
+// ShareCurrentAssignmentValue is the value of record 14.
+type ShareCurrentAssignmentValue struct {
+	MemberEpoch         int32
+	PreviousMemberEpoch int32
+	State               int8
+	AssignedPartitions  []TopicPartitions
+}
+
+// TopicPartitionsInfo is a topic of the share-group state-partition metadata.
+type TopicPartitionsInfo struct {
+	TopicID    Uuid    `json:"topicId"`
+	TopicName  string  `json:"topicName"`
+	Partitions []int32 `json:"partitions,omitempty"` // sorted set in views
+}
+
+// TopicInfo names a topic being deleted (record 15).
+type TopicInfo struct {
+	TopicID   Uuid
+	TopicName string
+}
+
+// ShareStatePartitionMetadataValue is the value of record 15.
+type ShareStatePartitionMetadataValue struct {
+	InitializingTopics []TopicPartitionsInfo
+	InitializedTopics  []TopicPartitionsInfo
+	DeletingTopics     []TopicInfo
+}
+
+// ShareStatePartitionMetadata is the replayed record 15 of a group. Kafka keeps only the ids
+// of the deleting topics (their names are dropped on replay), and stamps each topic with the
+// wall-clock time of replay, which is not modelled.
+type ShareStatePartitionMetadata struct {
+	GroupID            string                `json:"groupId"`
+	InitializingTopics []TopicPartitionsInfo `json:"initializingTopics,omitempty"` // sorted by topic id
+	InitializedTopics  []TopicPartitionsInfo `json:"initializedTopics,omitempty"`  // sorted by topic id
+	DeletingTopicIDs   []Uuid                `json:"deletingTopicIds,omitempty"`   // sorted
+}
+
+func (m ShareStatePartitionMetadata) clone() ShareStatePartitionMetadata {
+	c := func(s []TopicPartitionsInfo) []TopicPartitionsInfo {
+		if len(s) == 0 {
+			return nil
+		}
+		out := make([]TopicPartitionsInfo, len(s))
+		for i, t := range s {
+			out[i] = TopicPartitionsInfo{TopicID: t.TopicID, TopicName: t.TopicName, Partitions: cloneInt32s(t.Partitions)}
+		}
+		return out
+	}
+	m.InitializingTopics = c(m.InitializingTopics)
+	m.InitializedTopics = c(m.InitializedTopics)
+	if len(m.DeletingTopicIDs) > 0 {
+		m.DeletingTopicIDs = slices.Clone(m.DeletingTopicIDs)
+	} else {
+		m.DeletingTopicIDs = nil
+	}
+	return m
+}
+
+// ShareMember is the view of a share group member.
+type ShareMember struct {
+	MemberID             string            `json:"memberId"`
+	MemberEpoch          int32             `json:"memberEpoch"`
+	PreviousMemberEpoch  int32             `json:"previousMemberEpoch"`
+	State                int8              `json:"state"`
+	StateName            string            `json:"stateName"`
+	RackID               *string           `json:"rackId"`
+	ClientID             string            `json:"clientId"`
+	ClientHost           string            `json:"clientHost"`
+	SubscribedTopicNames []string          `json:"subscribedTopicNames,omitempty"` // sorted set
+	AssignedPartitions   []TopicPartitions `json:"assignedPartitions,omitempty"`   // sorted by topic id
+}
+
+func (m *ShareMember) clone() ShareMember {
+	c := *m
+	c.RackID = cloneStrPtr(m.RackID)
+	c.SubscribedTopicNames = cloneStrings(m.SubscribedTopicNames)
+	c.AssignedPartitions = cloneTopicPartitions(m.AssignedPartitions)
+	c.StateName = ConsumerMemberStateName(m.State)
+	return c
+}
+
+// ShareGroup is the view of a share group.
+type ShareGroup struct {
+	GroupID              string                   `json:"groupId"`
+	State                string                   `json:"state"`
+	GroupEpoch           int32                    `json:"groupEpoch"`
+	MetadataHash         int64                    `json:"metadataHash"`
+	SubscriptionMetadata []TopicMetadata          `json:"subscriptionMetadata,omitempty"` // 4.0 record 9 only
+	AssignmentEpoch      int32                    `json:"assignmentEpoch"`
+	AssignmentTimestamp  int64                    `json:"assignmentTimestamp"`
+	Members              []ShareMember            `json:"members,omitempty"`
+	TargetAssignment     []MemberTargetAssignment `json:"targetAssignment,omitempty"`
+}
+
+type shareGroup struct {
+	groupEpoch           int32
+	metadataHash         int64
+	subscriptionMetadata map[string]TopicMetadata
+	assignmentEpoch      int32
+	assignmentTimestamp  int64
+	members              map[string]*ShareMember
+	target               map[string][]TopicPartitions
+}
+
+func (*shareGroup) groupType() GroupType { return GroupTypeShare }
+
+func (s *State) newShareGroup() *shareGroup {
+	e := s.version.initialEpoch()
+	return &shareGroup{groupEpoch: e, assignmentEpoch: e, members: map[string]*ShareMember{}, target: map[string][]TopicPartitions{}}
+}
+
+func (g *shareGroup) state() string {
+	if len(g.members) == 0 {
+		return StateEmpty
+	}
+	return StateStable
+}
+
+// memberOrNew returns a copy of the member or a new one with ShareGroupMember.Builder's
+// defaults (epoch 0, previous epoch -1, state STABLE).
+func (g *shareGroup) memberOrNew(id string) ShareMember {
+	if m, ok := g.members[id]; ok {
+		return *m
+	}
+	return ShareMember{MemberID: id, PreviousMemberEpoch: -1, State: MemberStable}
+}
+
+// createOnValue is the create flag of records 12, 13 and 14: Kafka 4.0 never creates.
+func (s *State) shareCreate(value bool) bool { return value && !s.version.shareStrictLookup() }
+
+// ReplayShareGroupMemberMetadata replays record 10: get or create the share group and the
+// member; overwrite rack, client id and host, and subscribed topics.
+func (s *State) ReplayShareGroupMemberMetadata(groupID, memberID string, v ShareMemberMetadataValue) error {
+	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupMemberMetadata, group: groupID, member: memberID}, true)
+	if err != nil {
+		return err
+	}
+	m := g.memberOrNew(memberID)
+	m.RackID = cloneStrPtr(v.RackID)
+	m.ClientID = v.ClientID
+	m.ClientHost = v.ClientHost
+	m.SubscribedTopicNames = stringSet(v.SubscribedTopicNames)
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayShareGroupMemberMetadataTombstone replays a record 10 tombstone: the member must
+// have epoch -1 and no target assignment. A missing group or member is ignored (4.1+; on
+// 4.0 both are errors).
+func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string) error {
+	r := rec{typ: typeShareGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	g, _, err := s.lookupShare(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	m, ok := g.members[memberID]
+	if !ok {
+		if s.version.shareStrictLookup() {
+			return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
+		}
+		return nil
+	}
+	if m.MemberEpoch != LeaveGroupMemberEpoch {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s with invalid leave group epoch %d", memberID, m.MemberEpoch)
+	}
+	if _, ok := g.target[memberID]; ok {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but member exists in target assignment", memberID)
+	}
+	delete(g.members, memberID)
+	return nil
+}
+
+// ReplayShareGroupMetadata replays record 11: get or create, set epoch and metadata hash.
+func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataValue) error {
+	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupMetadata, group: groupID}, true)
+	if err != nil {
+		return err
+	}
+	g.groupEpoch = v.Epoch
+	if s.version.hasMetadataHash() {
+		g.metadataHash = v.MetadataHash
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayShareGroupMetadataTombstone replays a record 11 tombstone: the group must have no
+// members, no target assignment and assignment epoch -1; then it is removed. The
+// state-partition metadata (record 15) is kept.
+func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
+	r := rec{typ: typeShareGroupMetadata, tombstone: true, group: groupID}
+	g, _, err := s.lookupShare(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	switch {
+	case len(g.members) > 0:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
+	case len(g.target) > 0:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the target assignment still has %d members", groupID, len(g.target))
+	case g.assignmentEpoch != -1:
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but target assignment epoch in invalid (%d)", groupID, g.assignmentEpoch)
+	}
+	delete(s.groups, groupID)
+	return nil
+}
+
+// ReplayShareGroupTargetAssignmentMetadata replays record 12 (same rules as record 6).
+func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
+	r := rec{typ: typeShareGroupTargetMeta, group: groupID}
+	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
+	if err != nil {
+		return err
+	}
+	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+		return err
+	}
+	g.assignmentEpoch = v.AssignmentEpoch
+	if s.version.hasAssignmentTimestamp() {
+		g.assignmentTimestamp = v.AssignmentTimestamp
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayShareGroupTargetAssignmentMetadataTombstone replays a record 12 tombstone: the
+// target assignment must be empty; the epoch becomes -1 and the timestamp 0.
+func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string) error {
+	r := rec{typ: typeShareGroupTargetMeta, tombstone: true, group: groupID}
+	g, _, err := s.lookupShare(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	if len(g.target) > 0 {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	}
+	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
+	return nil
+}
+
+// ReplayShareGroupTargetAssignmentMember replays record 13.
+func (s *State) ReplayShareGroupTargetAssignmentMember(groupID, memberID string, partitions []TopicPartitions) error {
+	r := rec{typ: typeShareGroupTargetMember, group: groupID, member: memberID}
+	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
+	if err != nil {
+		return err
+	}
+	tps, dup := topicPartitionSets(partitions, true)
+	if dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", dup)
+	}
+	g.target[memberID] = tps
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayShareGroupTargetAssignmentMemberTombstone replays a record 13 tombstone.
+func (s *State) ReplayShareGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
+	g, _, err := s.lookupShare(rec{typ: typeShareGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	delete(g.target, memberID)
+	return nil
+}
+
+// ReplayShareGroupCurrentMemberAssignment replays record 14: get or create the group and
+// the member (4.1+; Kafka 4.0 requires both to exist); set epochs, state and partitions.
+func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string, v ShareCurrentAssignmentValue) error {
+	r := rec{typ: typeShareGroupCurrentAssign, group: groupID, member: memberID}
+	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
+	if err != nil {
+		return err
+	}
+	if _, ok := g.members[memberID]; !ok && s.version.shareStrictLookup() {
+		return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
+	}
+	tps, dup := topicPartitionSets(v.AssignedPartitions, true)
+	if dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment", dup)
+	}
+	m := g.memberOrNew(memberID)
+	m.MemberEpoch = v.MemberEpoch
+	m.PreviousMemberEpoch = v.PreviousMemberEpoch
+	m.State = consumerMemberState(v.State)
+	m.AssignedPartitions = tps
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayShareGroupCurrentMemberAssignmentTombstone replays a record 14 tombstone: epochs
+// become -1 and the assignment is cleared.
+func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
+	r := rec{typ: typeShareGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}
+	g, _, err := s.lookupShare(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	old, ok := g.members[memberID]
+	if !ok {
+		if s.version.shareStrictLookup() {
+			return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
+		}
+		return nil
+	}
+	m := *old
+	m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
+	m.AssignedPartitions = nil
+	g.members[memberID] = &m
+	return nil
+}
+
+// ReplayShareGroupPartitionMetadata replays record 9, which only Kafka 4.0 replays: the
+// share group must exist; its subscription metadata is replaced.
+func (s *State) ReplayShareGroupPartitionMetadata(groupID string, v ConsumerGroupPartitionMetadataValue) error {
+	return s.shareGroupPartitionMetadata(groupID, v.Topics, false)
+}
+
+// ReplayShareGroupPartitionMetadataTombstone replays a record 9 tombstone (Kafka 4.0 only):
+// the share group must exist; its subscription metadata is cleared.
+func (s *State) ReplayShareGroupPartitionMetadataTombstone(groupID string) error {
+	return s.shareGroupPartitionMetadata(groupID, nil, true)
+}
+
+func (s *State) shareGroupPartitionMetadata(groupID string, topics []TopicMetadata, tombstone bool) error {
+	r := rec{typ: typeShareGroupPartitionMetadata, tombstone: tombstone, group: groupID}
+	if !s.version.ReplaysRecordType(typeShareGroupPartitionMetadata) {
+		return r.err(ErrNotReplayed, "", "record type 9 was removed in Kafka 4.1")
+	}
+	g, _, err := s.lookupShare(r, false)
+	if err != nil {
+		return err
+	}
+	g.subscriptionMetadata = topicMetadataMap(topics)
+	return nil
+}
+
+// ReplayShareGroupStatePartitionMetadata replays record 15: get or create the share group
+// and store its state-partition metadata (apart from the group). A topic id listed twice in
+// the initializing or initialized topics fails (Collectors.toMap). Kafka 4.0 decodes the
+// record but its replay switch has no case for it (IllegalStateException), reported as
+// ErrNotReplayed.
+func (s *State) ReplayShareGroupStatePartitionMetadata(groupID string, v ShareStatePartitionMetadataValue) error {
+	r := rec{typ: typeShareGroupStatePartitionMeta, group: groupID}
+	if !s.version.ReplaysRecordType(r.typ) {
+		return r.err(ErrNotReplayed, illegalState, "Kafka 4.0 has no replay for record type 15")
+	}
+	g, fresh, err := s.lookupShare(r, true)
+	if err != nil {
+		return err
+	}
+	md := ShareStatePartitionMetadata{GroupID: groupID}
+	var dup *Uuid
+	if md.InitializingTopics, dup = topicInfoMap(v.InitializingTopics); dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the initializing topics", dup)
+	}
+	if md.InitializedTopics, dup = topicInfoMap(v.InitializedTopics); dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the initialized topics", dup)
+	}
+	for _, t := range v.DeletingTopics {
+		md.DeletingTopicIDs = append(md.DeletingTopicIDs, t.TopicID)
+	}
+	slices.SortFunc(md.DeletingTopicIDs, Uuid.Compare)
+	md.DeletingTopicIDs = slices.Compact(md.DeletingTopicIDs)
+	s.install(groupID, g, fresh)
+	s.shareStateMeta[groupID] = md
+	return nil
+}
+
+func topicInfoMap(in []TopicPartitionsInfo) ([]TopicPartitionsInfo, *Uuid) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	seen := map[Uuid]bool{}
+	out := make([]TopicPartitionsInfo, 0, len(in))
+	for _, t := range in {
+		if seen[t.TopicID] {
+			id := t.TopicID
+			return nil, &id
+		}
+		seen[t.TopicID] = true
+		out = append(out, TopicPartitionsInfo{TopicID: t.TopicID, TopicName: t.TopicName, Partitions: int32Set(t.Partitions)})
+	}
+	slices.SortFunc(out, func(a, b TopicPartitionsInfo) int { return a.TopicID.Compare(b.TopicID) })
+	return out, nil
+}
+
+// ReplayShareGroupStatePartitionMetadataTombstone replays a record 15 tombstone: the entry
+// is removed even when the group is missing; an existing group of another type fails.
+func (s *State) ReplayShareGroupStatePartitionMetadataTombstone(groupID string) error {
+	r := rec{typ: typeShareGroupStatePartitionMeta, tombstone: true, group: groupID}
+	if !s.version.ReplaysRecordType(r.typ) {
+		return r.err(ErrNotReplayed, illegalState, "Kafka 4.0 has no replay for record type 15")
+	}
+	if _, _, err := s.lookupShare(r, false); err != nil {
+		return err
+	}
+	delete(s.shareStateMeta, groupID)
+	return nil
+}
+
+// ShareGroup returns a copy of the share group id.
+func (s *State) ShareGroup(id string) (ShareGroup, bool) {
+	g, ok := s.groups[id].(*shareGroup)
+	if !ok {
+		return ShareGroup{}, false
+	}
+	return g.view(id), true
+}
+
+func (g *shareGroup) view(id string) ShareGroup {
+	v := ShareGroup{
+		GroupID: id, State: g.state(), GroupEpoch: g.groupEpoch, MetadataHash: g.metadataHash,
+		AssignmentEpoch: g.assignmentEpoch, AssignmentTimestamp: g.assignmentTimestamp,
+	}
+	for _, n := range sortedKeys(g.subscriptionMetadata) {
+		v.SubscriptionMetadata = append(v.SubscriptionMetadata, g.subscriptionMetadata[n])
+	}
+	for _, mid := range sortedKeys(g.members) {
+		v.Members = append(v.Members, g.members[mid].clone())
+	}
+	v.TargetAssignment = targetView(g.target)
+	return v
+}
+
+// ShareGroupStatePartitionMetadata returns the record 15 state of a group; it may exist
+// without the group.
+func (s *State) ShareGroupStatePartitionMetadata(groupID string) (ShareStatePartitionMetadata, bool) {
+	m, ok := s.shareStateMeta[groupID]
+	if !ok {
+		return ShareStatePartitionMetadata{}, false
+	}
+	return m.clone(), true
+}
+
+// ShareGroupStatePartitionMetadataGroupIDs lists the groups with record 15 state, sorted.
+func (s *State) ShareGroupStatePartitionMetadataGroupIDs() []string {
+	return sortedKeys(s.shareStateMeta)
+}

@@ -1,0 +1,205 @@
+package groupstate
+
+// Record type ids, for errors.
+const (
+	typeLegacyOffsetCommit           int16 = 0
+	typeOffsetCommit                 int16 = 1
+	typeGroupMetadata                int16 = 2
+	typeConsumerGroupMetadata        int16 = 3
+	typeConsumerGroupPartitionMeta   int16 = 4
+	typeConsumerGroupMemberMetadata  int16 = 5
+	typeConsumerGroupTargetMeta      int16 = 6
+	typeConsumerGroupTargetMember    int16 = 7
+	typeConsumerGroupCurrentAssign   int16 = 8
+	typeShareGroupPartitionMetadata  int16 = 9
+	typeShareGroupMemberMetadata     int16 = 10
+	typeShareGroupMetadata           int16 = 11
+	typeShareGroupTargetMeta         int16 = 12
+	typeShareGroupTargetMember       int16 = 13
+	typeShareGroupCurrentAssign      int16 = 14
+	typeShareGroupStatePartitionMeta int16 = 15
+	typeConsumerGroupRegex           int16 = 16
+	typeStreamsGroupMetadata         int16 = 17
+	typeStreamsGroupMemberMetadata   int16 = 19
+	typeStreamsGroupTargetMeta       int16 = 20
+	typeStreamsGroupTargetMember     int16 = 21
+	typeStreamsGroupCurrentAssign    int16 = 22
+	typeStreamsGroupTopology         int16 = 23
+)
+
+// State is the in-memory model of one __consumer_offsets partition after replay. The zero
+// value is not usable; call New. State is not safe for concurrent mutation; concurrent reads
+// through the view methods are safe when no mutator runs.
+type State struct {
+	version KafkaVersion
+
+	groups map[string]group
+
+	// Committed offsets: group -> (topic, partition) -> value. Struct values, no pointers.
+	offsets    map[string]map[TopicPartition]OffsetAndMetadata
+	numOffsets int
+
+	// Pending transactional offsets by producer id. An entry may be empty (an offset
+	// tombstone removed its last offset): Kafka keeps it until the marker.
+	pending map[int64]map[offsetKey]OffsetAndMetadata
+	// The open-transactions index: (group, topic, partition) -> sorted producer ids that
+	// have a pending offset for it. Always equal to what pending implies.
+	open map[offsetKey][]int64
+
+	// Share-group state-partition metadata, keyed by group id; it lives apart from the
+	// groups map and survives group removal (GroupMetadataManager.shareGroupStatePartitionMetadata).
+	shareStateMeta map[string]ShareStatePartitionMetadata
+
+	// names interns group and topic names of offsets so that millions of keys share a
+	// handful of string allocations.
+	names map[string]string
+}
+
+// TopicPartition identifies a partition by topic name.
+type TopicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+type offsetKey struct {
+	group     string
+	topic     string
+	partition int32
+}
+
+type group interface {
+	groupType() GroupType
+}
+
+// New returns an empty state that applies the replay rules of version v. An invalid v
+// selects DefaultKafkaVersion.
+func New(v KafkaVersion) *State {
+	if !v.Valid() {
+		v = DefaultKafkaVersion
+	}
+	return &State{
+		version:        v,
+		groups:         map[string]group{},
+		offsets:        map[string]map[TopicPartition]OffsetAndMetadata{},
+		pending:        map[int64]map[offsetKey]OffsetAndMetadata{},
+		open:           map[offsetKey][]int64{},
+		shareStateMeta: map[string]ShareStatePartitionMetadata{},
+		names:          map[string]string{},
+	}
+}
+
+// Version returns the Kafka version whose rules the state applies.
+func (s *State) Version() KafkaVersion { return s.version }
+
+func (s *State) intern(n string) string {
+	if v, ok := s.names[n]; ok {
+		return v
+	}
+	s.names[n] = n
+	return n
+}
+
+// lookupConsumer mirrors getOrMaybeCreatePersistedConsumerGroup. It returns (nil, false,
+// nil) when the group is missing and create is false. fresh reports a group that is not yet
+// in the map (new, or replacing a simple classic group, which Kafka does even for
+// tombstones); the caller installs it with s.groups[id] = g once nothing can fail.
+func (s *State) lookupConsumer(r rec, create bool) (g *consumerGroup, fresh bool, err error) {
+	switch cur := s.groups[r.group].(type) {
+	case nil:
+		if !create {
+			return nil, false, nil
+		}
+		return s.newConsumerGroup(), true, nil
+	case *consumerGroup:
+		return cur, false, nil
+	case *classicGroup:
+		if cur.isSimple() {
+			return s.newConsumerGroup(), true, nil
+		}
+	}
+	return nil, false, r.err(ErrWrongGroupType, illegalState, "group %s is a %s group, not a consumer group", r.group, s.groups[r.group].groupType())
+}
+
+// lookupStreams mirrors getOrMaybeCreatePersistedStreamsGroup (simple classic groups are
+// replaced on 4.2+ only).
+func (s *State) lookupStreams(r rec, create bool) (g *streamsGroup, fresh bool, err error) {
+	if !s.version.ReplaysRecordType(r.typ) {
+		return nil, false, r.err(ErrNotReplayed, "", "streams records are unknown to Kafka %s", s.version)
+	}
+	switch cur := s.groups[r.group].(type) {
+	case nil:
+		if !create {
+			return nil, false, nil
+		}
+		return s.newStreamsGroup(), true, nil
+	case *streamsGroup:
+		return cur, false, nil
+	case *classicGroup:
+		if cur.isSimple() && s.version.streamsReplacesSimpleGroup() {
+			return s.newStreamsGroup(), true, nil
+		}
+		if cur.isSimple() {
+			return nil, false, r.err(ErrWrongGroupType, illegalState, "group %s is a simple classic group, which Kafka %s does not replace with a streams group", r.group, s.version)
+		}
+	}
+	return nil, false, r.err(ErrWrongGroupType, illegalState, "group %s is a %s group, not a streams group", r.group, s.groups[r.group].groupType())
+}
+
+// lookupShare mirrors getOrMaybeCreatePersistedShareGroup: no simple-group replacement.
+// On 4.0 a missing group with create false is GroupIdNotFoundException (Kafka 4.0 did not
+// catch it), reported as ErrGroupNotFound.
+func (s *State) lookupShare(r rec, create bool) (g *shareGroup, fresh bool, err error) {
+	switch cur := s.groups[r.group].(type) {
+	case nil:
+		if !create {
+			if s.version.shareStrictLookup() {
+				return nil, false, r.err(ErrGroupNotFound, groupIDNotFound, "share group %s not found (Kafka 4.0 share replay requires the group to exist)", r.group)
+			}
+			return nil, false, nil
+		}
+		return s.newShareGroup(), true, nil
+	case *shareGroup:
+		return cur, false, nil
+	}
+	return nil, false, r.err(ErrWrongGroupType, illegalState, "group %s is a %s group, not a share group", r.group, s.groups[r.group].groupType())
+}
+
+func (s *State) install(id string, g group, fresh bool) {
+	if fresh {
+		s.groups[id] = g
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Group-level read access.
+
+// GroupIDs returns the ids of all groups, sorted.
+func (s *State) GroupIDs() []string { return sortedKeys(s.groups) }
+
+// NumGroups returns the number of groups.
+func (s *State) NumGroups() int { return len(s.groups) }
+
+// GroupType returns the type of group id.
+func (s *State) GroupType(id string) (GroupType, bool) {
+	g, ok := s.groups[id]
+	if !ok {
+		return "", false
+	}
+	return g.groupType(), true
+}
+
+// GroupState returns the derived state of group id (Kafka's spelling: Empty, Stable,
+// Assigning, Reconciling, NotReady).
+func (s *State) GroupState(id string) (string, bool) {
+	switch g := s.groups[id].(type) {
+	case *classicGroup:
+		return g.state(), true
+	case *consumerGroup:
+		return g.state(), true
+	case *shareGroup:
+		return g.state(), true
+	case *streamsGroup:
+		return g.state(s.version), true
+	}
+	return "", false
+}

@@ -1,0 +1,696 @@
+package groupstate
+
+import (
+	"slices"
+	"strings"
+)
+
+// StreamsGroupMetadataValue is the value of record 17.
+type StreamsGroupMetadataValue struct {
+	Epoch                          int32
+	MetadataHash                   int64
+	ValidatedTopologyEpoch         int32      // tag 0, default -1, 4.2+; ignored on 4.1
+	LastAssignmentConfigs          []KeyValue // tag 1, nullable (nil: empty), 4.2+; ignored on 4.1
+	StoredDescriptionTopologyEpoch int32      // tag 2, default -1, 4.4+; ignored before
+	FailedDescriptionTopologyEpoch int32      // tag 3, default -1, 4.4+; ignored before
+}
+
+// StreamsEndpoint is a streams member's user endpoint.
+type StreamsEndpoint struct {
+	Host string `json:"host"`
+	Port uint16 `json:"port"`
+}
+
+// StreamsMemberMetadata is the value of record 19 and, in views, the metadata part of a
+// streams member (nil until a record 19 has been replayed for the member).
+type StreamsMemberMetadata struct {
+	InstanceID         *string          `json:"instanceId"`
+	RackID             *string          `json:"rackId"`
+	ClientID           string           `json:"clientId"`
+	ClientHost         string           `json:"clientHost"`
+	RebalanceTimeoutMs int32            `json:"rebalanceTimeoutMs"`
+	TopologyEpoch      int32            `json:"topologyEpoch"`
+	ProcessID          string           `json:"processId"`
+	UserEndpoint       *StreamsEndpoint `json:"userEndpoint"`
+	ClientTags         []KeyValue       `json:"clientTags,omitempty"` // sorted by key in views
+}
+
+func (m *StreamsMemberMetadata) clone() *StreamsMemberMetadata {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.InstanceID = cloneStrPtr(m.InstanceID)
+	c.RackID = cloneStrPtr(m.RackID)
+	if m.UserEndpoint != nil {
+		e := *m.UserEndpoint
+		c.UserEndpoint = &e
+	}
+	c.ClientTags = cloneKVs(m.ClientTags)
+	return &c
+}
+
+// TaskIDs is a subtopology with task (partition) numbers.
+type TaskIDs struct {
+	SubtopologyID string  `json:"subtopologyId"`
+	Partitions    []int32 `json:"partitions,omitempty"` // sorted set in views
+}
+
+// TaskIDsWithEpochs is a subtopology with tasks and, for active tasks on 4.2+, one
+// assignment epoch per task. As a mutator input AssignmentEpochs nil means the tag was
+// absent.
+type TaskIDsWithEpochs struct {
+	SubtopologyID    string  `json:"subtopologyId"`
+	Partitions       []int32 `json:"partitions,omitempty"`
+	AssignmentEpochs []int32 `json:"assignmentEpochs,omitempty"`
+}
+
+// StreamsTargetAssignmentValue is the value of record 21.
+type StreamsTargetAssignmentValue struct {
+	ActiveTasks  []TaskIDs
+	StandbyTasks []TaskIDs
+	WarmupTasks  []TaskIDs
+}
+
+// StreamsCurrentAssignmentValue is the value of record 22 (AssignmentEpochs are read on the
+// active lists only).
+type StreamsCurrentAssignmentValue struct {
+	MemberEpoch                   int32
+	PreviousMemberEpoch           int32
+	State                         int8
+	ActiveTasks                   []TaskIDsWithEpochs
+	StandbyTasks                  []TaskIDsWithEpochs
+	WarmupTasks                   []TaskIDsWithEpochs
+	ActiveTasksPendingRevocation  []TaskIDsWithEpochs
+	StandbyTasksPendingRevocation []TaskIDsWithEpochs
+	WarmupTasksPendingRevocation  []TaskIDsWithEpochs
+}
+
+// StreamsTasks is a member's assigned (or pending revocation) tasks, each list sorted by
+// subtopology id. Active tasks carry per-task assignment epochs on 4.2+ (nil on 4.1).
+type StreamsTasks struct {
+	ActiveTasks  []TaskIDsWithEpochs `json:"activeTasks,omitempty"`
+	StandbyTasks []TaskIDs           `json:"standbyTasks,omitempty"`
+	WarmupTasks  []TaskIDs           `json:"warmupTasks,omitempty"`
+}
+
+func (t *StreamsTasks) clone() *StreamsTasks {
+	if t == nil {
+		return nil
+	}
+	c := &StreamsTasks{StandbyTasks: cloneTaskIDs(t.StandbyTasks), WarmupTasks: cloneTaskIDs(t.WarmupTasks)}
+	if len(t.ActiveTasks) > 0 {
+		c.ActiveTasks = make([]TaskIDsWithEpochs, len(t.ActiveTasks))
+		for i, a := range t.ActiveTasks {
+			c.ActiveTasks[i] = TaskIDsWithEpochs{SubtopologyID: a.SubtopologyID, Partitions: cloneInt32s(a.Partitions), AssignmentEpochs: cloneInt32s(a.AssignmentEpochs)}
+		}
+	}
+	return c
+}
+
+func cloneTaskIDs(s []TaskIDs) []TaskIDs {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]TaskIDs, len(s))
+	for i, t := range s {
+		out[i] = TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: cloneInt32s(t.Partitions)}
+	}
+	return out
+}
+
+// StreamsMember is the view of a streams member. Every field is nil until a record sets
+// it, as in Kafka's StreamsGroupMember.Builder(memberId): Metadata by record 19; the epochs,
+// State, AssignedTasks and TasksPendingRevocation by record 22 (its tombstone sets the epochs
+// to -1 and the tasks to empty, and leaves State as it was).
+type StreamsMember struct {
+	MemberID               string                 `json:"memberId"`
+	MemberEpoch            *int32                 `json:"memberEpoch"`
+	PreviousMemberEpoch    *int32                 `json:"previousMemberEpoch"`
+	State                  *int8                  `json:"state"` // streams numbering: 1 = STABLE
+	StateName              string                 `json:"stateName,omitempty"`
+	Metadata               *StreamsMemberMetadata `json:"metadata"`
+	AssignedTasks          *StreamsTasks          `json:"assignedTasks"`
+	TasksPendingRevocation *StreamsTasks          `json:"tasksPendingRevocation"`
+}
+
+func (m *StreamsMember) clone() StreamsMember {
+	c := StreamsMember{MemberID: m.MemberID}
+	if m.MemberEpoch != nil {
+		e := *m.MemberEpoch
+		c.MemberEpoch = &e
+	}
+	if m.PreviousMemberEpoch != nil {
+		e := *m.PreviousMemberEpoch
+		c.PreviousMemberEpoch = &e
+	}
+	if m.State != nil {
+		st := *m.State
+		c.State = &st
+		c.StateName = StreamsMemberStateName(st)
+	}
+	c.Metadata = m.Metadata.clone()
+	c.AssignedTasks = m.AssignedTasks.clone()
+	c.TasksPendingRevocation = m.TasksPendingRevocation.clone()
+	return c
+}
+
+func (m *StreamsMember) isReconciledTo(epoch int32) bool {
+	return m.State != nil && *m.State == StreamsMemberStable && m.MemberEpoch != nil && *m.MemberEpoch == epoch
+}
+
+// StreamsTopicInfo is a changelog or repartition topic of a subtopology.
+type StreamsTopicInfo struct {
+	Name              string     `json:"name"`
+	Partitions        int32      `json:"partitions"`
+	ReplicationFactor int16      `json:"replicationFactor"`
+	TopicConfigs      []KeyValue `json:"topicConfigs,omitempty"` // record order
+}
+
+// CopartitionGroup holds indexes into its subtopology's source topic, source topic regex and
+// repartition source topic lists.
+type CopartitionGroup struct {
+	SourceTopics            []int16 `json:"sourceTopics,omitempty"`
+	SourceTopicRegex        []int16 `json:"sourceTopicRegex,omitempty"`
+	RepartitionSourceTopics []int16 `json:"repartitionSourceTopics,omitempty"`
+}
+
+// Subtopology is one subtopology of a streams topology. Lists keep the record's order (the
+// copartition groups index into them).
+type Subtopology struct {
+	SubtopologyID           string             `json:"subtopologyId"`
+	SourceTopics            []string           `json:"sourceTopics,omitempty"`
+	SourceTopicRegex        []string           `json:"sourceTopicRegex,omitempty"`
+	StateChangelogTopics    []StreamsTopicInfo `json:"stateChangelogTopics,omitempty"`
+	RepartitionSinkTopics   []string           `json:"repartitionSinkTopics,omitempty"`
+	RepartitionSourceTopics []StreamsTopicInfo `json:"repartitionSourceTopics,omitempty"`
+	CopartitionGroups       []CopartitionGroup `json:"copartitionGroups,omitempty"`
+}
+
+// StreamsTopology is the value of record 23 and the view of a group's topology; in views
+// Subtopologies are sorted by id.
+type StreamsTopology struct {
+	Epoch         int32         `json:"epoch"`
+	Subtopologies []Subtopology `json:"subtopologies,omitempty"`
+}
+
+func cloneTopicInfos(s []StreamsTopicInfo) []StreamsTopicInfo {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]StreamsTopicInfo, len(s))
+	for i, t := range s {
+		out[i] = StreamsTopicInfo{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, TopicConfigs: cloneKVs(t.TopicConfigs)}
+	}
+	return out
+}
+
+func (t *StreamsTopology) clone() *StreamsTopology {
+	if t == nil {
+		return nil
+	}
+	c := &StreamsTopology{Epoch: t.Epoch}
+	if len(t.Subtopologies) > 0 {
+		c.Subtopologies = make([]Subtopology, len(t.Subtopologies))
+		for i, st := range t.Subtopologies {
+			n := Subtopology{
+				SubtopologyID:           st.SubtopologyID,
+				SourceTopics:            cloneStrings(st.SourceTopics),
+				SourceTopicRegex:        cloneStrings(st.SourceTopicRegex),
+				StateChangelogTopics:    cloneTopicInfos(st.StateChangelogTopics),
+				RepartitionSinkTopics:   cloneStrings(st.RepartitionSinkTopics),
+				RepartitionSourceTopics: cloneTopicInfos(st.RepartitionSourceTopics),
+			}
+			if len(st.CopartitionGroups) > 0 {
+				n.CopartitionGroups = make([]CopartitionGroup, len(st.CopartitionGroups))
+				for j, cg := range st.CopartitionGroups {
+					n.CopartitionGroups[j] = CopartitionGroup{
+						SourceTopics:            cloneInt16s(cg.SourceTopics),
+						SourceTopicRegex:        cloneInt16s(cg.SourceTopicRegex),
+						RepartitionSourceTopics: cloneInt16s(cg.RepartitionSourceTopics),
+					}
+				}
+			}
+			c.Subtopologies[i] = n
+		}
+	}
+	return c
+}
+
+// RequiredTopics returns StreamsTopology.requiredTopics: every source, repartition source
+// and changelog topic name, sorted.
+func (t *StreamsTopology) RequiredTopics() []string {
+	if t == nil {
+		return nil
+	}
+	var all []string
+	for _, st := range t.Subtopologies {
+		all = append(all, st.SourceTopics...)
+		for _, r := range st.RepartitionSourceTopics {
+			all = append(all, r.Name)
+		}
+		for _, c := range st.StateChangelogTopics {
+			all = append(all, c.Name)
+		}
+	}
+	return stringSet(all)
+}
+
+// StreamsMemberTarget is one member's target assignment in a streams group.
+type StreamsMemberTarget struct {
+	MemberID     string    `json:"memberId"`
+	ActiveTasks  []TaskIDs `json:"activeTasks,omitempty"`
+	StandbyTasks []TaskIDs `json:"standbyTasks,omitempty"`
+	WarmupTasks  []TaskIDs `json:"warmupTasks,omitempty"`
+}
+
+// StreamsGroup is the view of a streams group.
+type StreamsGroup struct {
+	GroupID                        string                `json:"groupId"`
+	State                          string                `json:"state"`
+	GroupEpoch                     int32                 `json:"groupEpoch"`
+	MetadataHash                   int64                 `json:"metadataHash"`
+	ValidatedTopologyEpoch         int32                 `json:"validatedTopologyEpoch"`
+	StoredDescriptionTopologyEpoch int32                 `json:"storedDescriptionTopologyEpoch"`
+	FailedDescriptionTopologyEpoch int32                 `json:"failedDescriptionTopologyEpoch"`
+	LastAssignmentConfigs          []KeyValue            `json:"lastAssignmentConfigs,omitempty"` // sorted by key
+	AssignmentEpoch                int32                 `json:"assignmentEpoch"`
+	AssignmentTimestamp            int64                 `json:"assignmentTimestamp"`
+	Topology                       *StreamsTopology      `json:"topology"`
+	Members                        []StreamsMember       `json:"members,omitempty"`
+	TargetAssignment               []StreamsMemberTarget `json:"targetAssignment,omitempty"`
+}
+
+type streamsGroup struct {
+	groupEpoch                     int32
+	metadataHash                   int64
+	validatedTopologyEpoch         int32
+	storedDescriptionTopologyEpoch int32
+	failedDescriptionTopologyEpoch int32
+	lastAssignmentConfigs          []KeyValue
+	assignmentEpoch                int32
+	assignmentTimestamp            int64
+	topology                       *StreamsTopology
+	members                        map[string]*StreamsMember
+	target                         map[string]StreamsMemberTarget
+}
+
+func (*streamsGroup) groupType() GroupType { return GroupTypeStreams }
+
+func (s *State) newStreamsGroup() *streamsGroup {
+	e := s.version.initialEpoch()
+	return &streamsGroup{
+		groupEpoch: e, assignmentEpoch: e,
+		validatedTopologyEpoch:         s.version.initialValidatedTopologyEpoch(),
+		storedDescriptionTopologyEpoch: -1,
+		failedDescriptionTopologyEpoch: -1,
+		members:                        map[string]*StreamsMember{},
+		target:                         map[string]StreamsMemberTarget{},
+	}
+}
+
+// state is StreamsGroup.maybeUpdateGroupState. On 4.1 the NOT_READY test also needed the
+// configured topology, which is built from cluster metadata and cannot be derived from the
+// log: the model reports NotReady on 4.1 only when the topology record is absent.
+func (g *streamsGroup) state(v KafkaVersion) string {
+	if len(g.members) == 0 {
+		return StateEmpty
+	}
+	if g.topology == nil || (v.hasValidatedTopologyEpoch() && g.topology.Epoch != g.validatedTopologyEpoch) {
+		return StateNotReady
+	}
+	if g.groupEpoch > g.assignmentEpoch {
+		return StateAssigning
+	}
+	for _, m := range g.members {
+		if !m.isReconciledTo(g.assignmentEpoch) {
+			return StateReconciling
+		}
+	}
+	return StateStable
+}
+
+func (g *streamsGroup) memberOrNew(id string) StreamsMember {
+	if m, ok := g.members[id]; ok {
+		return *m
+	}
+	return StreamsMember{MemberID: id}
+}
+
+// ReplayStreamsGroupMetadata replays record 17: get or create the streams group; set epoch,
+// metadata hash and, by version, the validated topology epoch and last assignment configs
+// (4.2+) and the description topology epochs (4.4+). Repeated config keys fail.
+func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadataValue) error {
+	r := rec{typ: typeStreamsGroupMetadata, group: groupID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	var cfg []KeyValue
+	if s.version.hasValidatedTopologyEpoch() {
+		var dup *string
+		if cfg, dup = keyValueMap(v.LastAssignmentConfigs, true); dup != nil {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate key %q in the last assignment configs", *dup)
+		}
+	}
+	g.groupEpoch = v.Epoch
+	g.metadataHash = v.MetadataHash
+	if s.version.hasValidatedTopologyEpoch() {
+		g.validatedTopologyEpoch = v.ValidatedTopologyEpoch
+		g.lastAssignmentConfigs = cfg
+	}
+	if s.version.hasDescriptionEpochs() {
+		g.storedDescriptionTopologyEpoch = v.StoredDescriptionTopologyEpoch
+		g.failedDescriptionTopologyEpoch = v.FailedDescriptionTopologyEpoch
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupMetadataTombstone replays a record 17 tombstone: the group must have no
+// members and assignment epoch -1 (the target assignment is not checked); then it is
+// removed.
+func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
+	r := rec{typ: typeStreamsGroupMetadata, tombstone: true, group: groupID}
+	g, _, err := s.lookupStreams(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	if len(g.members) > 0 {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
+	}
+	if g.assignmentEpoch != -1 {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive StreamsGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
+	}
+	delete(s.groups, groupID)
+	return nil
+}
+
+// ReplayStreamsGroupMemberMetadata replays record 19: get or create the group and the
+// (uninitialized) member; set its metadata. Repeated client tag keys fail.
+func (s *State) ReplayStreamsGroupMemberMetadata(groupID, memberID string, v StreamsMemberMetadata) error {
+	r := rec{typ: typeStreamsGroupMemberMetadata, group: groupID, member: memberID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	md := v.clone()
+	var dup *string
+	if md.ClientTags, dup = keyValueMap(v.ClientTags, true); dup != nil {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate client tag key %q", *dup)
+	}
+	m := g.memberOrNew(memberID)
+	m.Metadata = md
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupMemberMetadataTombstone replays a record 19 tombstone: the member must
+// have epoch -1 and no target assignment; then it is removed. A missing group or member is
+// ignored. A member whose epoch was never set (no record 22 nor its tombstone) fails with
+// ErrMissingField (Kafka unboxes a null epoch: NullPointerException).
+func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID string) error {
+	r := rec{typ: typeStreamsGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	g, fresh, err := s.lookupStreams(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	m, ok := g.members[memberID]
+	if !ok {
+		s.install(groupID, g, fresh)
+		return nil
+	}
+	if m.MemberEpoch == nil {
+		return r.err(ErrMissingField, nullPointer, "received a tombstone record to delete member %s whose member epoch was never set", memberID)
+	}
+	if *m.MemberEpoch != LeaveGroupMemberEpoch {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive StreamsGroupCurrentMemberAssignmentValue tombstone (member epoch %d)", memberID, *m.MemberEpoch)
+	}
+	if _, ok := g.target[memberID]; ok {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive StreamsGroupTargetAssignmentMetadataValue tombstone (member still in the target assignment)", memberID)
+	}
+	delete(g.members, memberID)
+	return nil
+}
+
+// ReplayStreamsGroupTargetAssignmentMetadata replays record 20 (same rules as record 6).
+func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
+	r := rec{typ: typeStreamsGroupTargetMeta, group: groupID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+		return err
+	}
+	g.assignmentEpoch = v.AssignmentEpoch
+	if s.version.hasAssignmentTimestamp() {
+		g.assignmentTimestamp = v.AssignmentTimestamp
+	}
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupTargetAssignmentMetadataTombstone replays a record 20 tombstone: the
+// target assignment must be empty; the epoch becomes -1 and the timestamp 0.
+func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID string) error {
+	r := rec{typ: typeStreamsGroupTargetMeta, tombstone: true, group: groupID}
+	g, fresh, err := s.lookupStreams(r, false)
+	if err != nil || g == nil {
+		return err
+	}
+	if len(g.target) > 0 {
+		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	}
+	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// taskSets converts a task list collected into a map keyed by subtopology id (strict:
+// Collectors.toMap, a repeated id fails; else the last one wins).
+func taskSets(in []TaskIDs, strict bool) ([]TaskIDs, *string) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	idx := map[string]int{}
+	var out []TaskIDs
+	for _, t := range in {
+		e := TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: int32Set(t.Partitions)}
+		if i, ok := idx[t.SubtopologyID]; ok {
+			if strict {
+				id := t.SubtopologyID
+				return nil, &id
+			}
+			out[i] = e
+			continue
+		}
+		idx[t.SubtopologyID] = len(out)
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b TaskIDs) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	return out, nil
+}
+
+// ReplayStreamsGroupTargetAssignmentMember replays record 21: set the member's target tasks
+// (the member need not exist). A subtopology listed twice in one list fails.
+func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID string, v StreamsTargetAssignmentValue) error {
+	r := rec{typ: typeStreamsGroupTargetMember, group: groupID, member: memberID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	t := StreamsMemberTarget{MemberID: memberID}
+	var dup *string
+	for _, l := range []struct {
+		dst  *[]TaskIDs
+		src  []TaskIDs
+		name string
+	}{{&t.ActiveTasks, v.ActiveTasks, "active"}, {&t.StandbyTasks, v.StandbyTasks, "standby"}, {&t.WarmupTasks, v.WarmupTasks, "warmup"}} {
+		if *l.dst, dup = taskSets(l.src, true); dup != nil {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the %s tasks of the target assignment", *dup, l.name)
+		}
+	}
+	g.target[memberID] = t
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupTargetAssignmentMemberTombstone replays a record 21 tombstone.
+func (s *State) ReplayStreamsGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
+	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	delete(g.target, memberID)
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// streamsTasks converts the three lists of record 22. On 4.1 a repeated subtopology fails
+// (Collectors.toMap) and no epochs are kept; from 4.2 the last entry wins and each active
+// task gets its AssignmentEpochs entry, or the member epoch when the list is absent or of
+// another length.
+func (s *State) streamsTasks(r rec, active, standby, warmup []TaskIDsWithEpochs, memberEpoch int32, what string) (*StreamsTasks, error) {
+	strict := !s.version.hasStreamsTaskEpochs()
+	plain := func(in []TaskIDsWithEpochs) []TaskIDs {
+		if len(in) == 0 {
+			return nil
+		}
+		out := make([]TaskIDs, len(in))
+		for i, t := range in {
+			out[i] = TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: t.Partitions}
+		}
+		return out
+	}
+	t := &StreamsTasks{}
+	var dup *string
+	if t.StandbyTasks, dup = taskSets(plain(standby), strict); dup != nil {
+		return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the standby tasks%s", *dup, what)
+	}
+	if t.WarmupTasks, dup = taskSets(plain(warmup), strict); dup != nil {
+		return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the warmup tasks%s", *dup, what)
+	}
+	if strict {
+		a, dup := taskSets(plain(active), true)
+		if dup != nil {
+			return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the active tasks%s", *dup, what)
+		}
+		for _, x := range a {
+			t.ActiveTasks = append(t.ActiveTasks, TaskIDsWithEpochs{SubtopologyID: x.SubtopologyID, Partitions: x.Partitions})
+		}
+		return t, nil
+	}
+	idx := map[string]int{}
+	for _, a := range active {
+		eps := a.AssignmentEpochs
+		useList := eps != nil && len(eps) == len(a.Partitions)
+		e := TaskIDsWithEpochs{SubtopologyID: a.SubtopologyID}
+		e.Partitions, e.AssignmentEpochs = partitionEpochs(a.Partitions, func(i int) int32 {
+			if useList {
+				return eps[i]
+			}
+			return memberEpoch
+		})
+		if i, ok := idx[a.SubtopologyID]; ok {
+			t.ActiveTasks[i] = e
+			continue
+		}
+		idx[a.SubtopologyID] = len(t.ActiveTasks)
+		t.ActiveTasks = append(t.ActiveTasks, e)
+	}
+	slices.SortFunc(t.ActiveTasks, func(a, b TaskIDsWithEpochs) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	return t, nil
+}
+
+// ReplayStreamsGroupCurrentMemberAssignment replays record 22: get or create the group and
+// the (uninitialized) member; set epochs, state (streams numbering) and tasks.
+func (s *State) ReplayStreamsGroupCurrentMemberAssignment(groupID, memberID string, v StreamsCurrentAssignmentValue) error {
+	r := rec{typ: typeStreamsGroupCurrentAssign, group: groupID, member: memberID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	assigned, err := s.streamsTasks(r, v.ActiveTasks, v.StandbyTasks, v.WarmupTasks, v.MemberEpoch, "")
+	if err != nil {
+		return err
+	}
+	pending, err := s.streamsTasks(r, v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation, v.MemberEpoch, " pending revocation")
+	if err != nil {
+		return err
+	}
+	m := g.memberOrNew(memberID)
+	e, p, st := v.MemberEpoch, v.PreviousMemberEpoch, streamsMemberState(v.State)
+	m.MemberEpoch, m.PreviousMemberEpoch, m.State = &e, &p, &st
+	m.AssignedTasks, m.TasksPendingRevocation = assigned, pending
+	g.members[memberID] = &m
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupCurrentMemberAssignmentTombstone replays a record 22 tombstone: epochs
+// become -1 and the tasks empty; the state is left as it was.
+func (s *State) ReplayStreamsGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
+	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	s.install(groupID, g, fresh)
+	old, ok := g.members[memberID]
+	if !ok {
+		return nil
+	}
+	m := *old
+	e, p := LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
+	m.MemberEpoch, m.PreviousMemberEpoch = &e, &p
+	m.AssignedTasks, m.TasksPendingRevocation = &StreamsTasks{}, &StreamsTasks{}
+	g.members[memberID] = &m
+	return nil
+}
+
+// ReplayStreamsGroupTopology replays record 23: get or create the group and set its
+// topology. A subtopology id listed twice fails (Collectors.toMap).
+func (s *State) ReplayStreamsGroupTopology(groupID string, v StreamsTopology) error {
+	r := rec{typ: typeStreamsGroupTopology, group: groupID}
+	g, fresh, err := s.lookupStreams(r, true)
+	if err != nil {
+		return err
+	}
+	t := v.clone()
+	seen := map[string]bool{}
+	for _, st := range t.Subtopologies {
+		if seen[st.SubtopologyID] {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the topology", st.SubtopologyID)
+		}
+		seen[st.SubtopologyID] = true
+	}
+	slices.SortFunc(t.Subtopologies, func(a, b Subtopology) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	g.topology = t
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// ReplayStreamsGroupTopologyTombstone replays a record 23 tombstone: a missing group is
+// ignored (the usual case: the record 17 tombstone came first); otherwise the topology is
+// cleared.
+func (s *State) ReplayStreamsGroupTopologyTombstone(groupID string) error {
+	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupTopology, tombstone: true, group: groupID}, false)
+	if err != nil || g == nil {
+		return err
+	}
+	g.topology = nil
+	s.install(groupID, g, fresh)
+	return nil
+}
+
+// StreamsGroup returns a copy of the streams group id.
+func (s *State) StreamsGroup(id string) (StreamsGroup, bool) {
+	g, ok := s.groups[id].(*streamsGroup)
+	if !ok {
+		return StreamsGroup{}, false
+	}
+	return g.view(id, s.version), true
+}
+
+func (g *streamsGroup) view(id string, v KafkaVersion) StreamsGroup {
+	out := StreamsGroup{
+		GroupID: id, State: g.state(v), GroupEpoch: g.groupEpoch, MetadataHash: g.metadataHash,
+		ValidatedTopologyEpoch:         g.validatedTopologyEpoch,
+		StoredDescriptionTopologyEpoch: g.storedDescriptionTopologyEpoch,
+		FailedDescriptionTopologyEpoch: g.failedDescriptionTopologyEpoch,
+		LastAssignmentConfigs:          cloneKVs(g.lastAssignmentConfigs),
+		AssignmentEpoch:                g.assignmentEpoch, AssignmentTimestamp: g.assignmentTimestamp,
+		Topology: g.topology.clone(),
+	}
+	for _, mid := range sortedKeys(g.members) {
+		out.Members = append(out.Members, g.members[mid].clone())
+	}
+	for _, mid := range sortedKeys(g.target) {
+		t := g.target[mid]
+		out.TargetAssignment = append(out.TargetAssignment, StreamsMemberTarget{
+			MemberID: mid, ActiveTasks: cloneTaskIDs(t.ActiveTasks), StandbyTasks: cloneTaskIDs(t.StandbyTasks), WarmupTasks: cloneTaskIDs(t.WarmupTasks),
+		})
+	}
+	return out
+}
