@@ -39,7 +39,15 @@ const (
 	KindDecompress   Kind = "decompress"    // the compressed payload does not decompress (or exceeds the size limit)
 	KindBadRecord    Kind = "bad-record"    // a record whose framing or varints run past its batch, or a count mismatch
 	KindOffsetOrder  Kind = "offset-order"  // a batch that starts below the end of the previous one
+	// KindSuperseded is not damage: batches at the start of a later segment file that lie wholly
+	// below the end of the earlier files, left when a copy catches the log cleaner between
+	// writing its output segment and deleting the segments it replaced. Kafka's offset-driven
+	// reads never see them; neither does eventlog. Strict mode does not fail on them.
+	KindSuperseded Kind = "superseded"
 )
+
+// Damage reports whether the kind is bad input (everything but KindSuperseded).
+func (k Kind) Damage() bool { return k != KindSuperseded }
 
 // Problem is one piece of bad input: what, where, and in forensic mode how much was skipped
 // because of it. In strict mode a reader returns it as the error (use errors.As).

@@ -45,6 +45,7 @@ func (it *iter) openFile() error {
 	it.f = f
 	it.w = window{f: f, buf: it.w.buf, size: st.Size()}
 	it.pos = 0
+	it.fileAccepted = false
 	return nil
 }
 
@@ -75,6 +76,14 @@ func (it *iter) Next() bool {
 			it.err = err
 			return false
 		}
+		if b == nil && it.batch.LastOffset < it.prevNext && !it.fileAccepted {
+			p := &eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: it.part, File: it.files[it.fi].path, Pos: it.pos, Offset: it.batch.BaseOffset,
+				Detail:       fmt.Sprintf("batch [%d..%d] lies below offset %d reached by earlier segment files: superseded, skipped as Kafka's reads do", it.batch.BaseOffset, it.batch.LastOffset, it.prevNext),
+				SkippedBytes: size, SkippedBatches: 1, SkippedRecords: int64(it.batch.NumRecords)}
+			it.report.Add(*p)
+			it.pos += size
+			continue
+		}
 		if b == nil && it.batch.BaseOffset < it.prevNext {
 			b = &bad{kind: eventlog.KindOffsetOrder, offset: it.batch.BaseOffset, trusted: true, size: size,
 				declared: int64(it.batch.NumRecords),
@@ -94,6 +103,7 @@ func (it *iter) Next() bool {
 		}
 		it.pos += size
 		it.prevNext = it.batch.LastOffset + 1
+		it.fileAccepted = true
 		if it.batch.LastOffset < it.from {
 			continue
 		}

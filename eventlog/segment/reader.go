@@ -289,6 +289,9 @@ type iter struct {
 	w        window
 	pos      int64
 	prevNext int64
+	// fileAccepted: a batch of the current file has been accepted, so a batch below prevNext is
+	// damage (KindOffsetOrder) rather than a superseded leftover (KindSuperseded).
+	fileAccepted bool
 
 	batch  eventlog.Batch
 	dec    decompressor
