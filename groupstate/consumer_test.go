@@ -146,7 +146,9 @@ func TestConsumerTombstoneInvariants(t *testing.T) {
 		{
 			name: "5: member still in target assignment",
 			setup: []step{
-				func(s *State) error { return s.ReplayConsumerGroupMemberMetadata("g", "m", ConsumerMemberMetadataValue{}) },
+				func(s *State) error {
+					return s.ReplayConsumerGroupMemberMetadata("g", "m", ConsumerMemberMetadataValue{})
+				},
 				func(s *State) error {
 					return s.ReplayConsumerGroupTargetAssignmentMember("g", "m", nil)
 				},
@@ -246,7 +248,7 @@ func TestConsumerAssignmentEpochsPerVersion(t *testing.T) {
 		MemberEpoch: -2, PreviousMemberEpoch: 3, State: MemberStable,
 		AssignedPartitions: []TopicPartitionsWithEpochs{
 			{TopicID: topicB, Partitions: []int32{2, 0}, AssignmentEpochs: []int32{7, 8}},
-			{TopicID: topicA, Partitions: []int32{1}},                               // absent: max(memberEpoch, 0)
+			{TopicID: topicA, Partitions: []int32{1}},                                   // absent: max(memberEpoch, 0)
 			{TopicID: Uuid{3}, Partitions: []int32{4, 5}, AssignmentEpochs: []int32{1}}, // wrong length: default
 		},
 	}
