@@ -17,7 +17,7 @@ type Key struct {
 	Member string
 	// Regex is the regular expression of id 16.
 	Regex string
-	// Raw is the key body after the type prefix when the type is unknown.
+	// Raw is the key body after the type prefix when the type is unknown (nil otherwise).
 	Raw []byte
 }
 
@@ -90,9 +90,18 @@ func (d Decoder) Key(b []byte) (Key, error) {
 	return k, nil
 }
 
-// AppendTo appends the encoded key to dst.
+// AppendTo appends the encoded key to dst. A key with Raw set (one decoded from an unknown
+// type) is written as its type and raw body.
 func (k Key) AppendTo(dst []byte) ([]byte, error) {
+	for _, s := range [...]string{k.Group, k.Topic, k.Member, k.Regex} {
+		if len(s) > 0x7fff {
+			return dst, &EncodeError{Struct: k.Type.String() + "Key", Reason: "string longer than 32767 bytes"}
+		}
+	}
 	dst = appendInt16(dst, int16(k.Type))
+	if k.Raw != nil {
+		return append(dst, k.Raw...), nil
+	}
 	switch shapeOf(k.Type) {
 	case shapeOffset:
 		dst = appendString(dst, false, k.Group)
@@ -106,13 +115,6 @@ func (k Key) AppendTo(dst []byte) ([]byte, error) {
 	case shapeRegex:
 		dst = appendString(dst, false, k.Group)
 		dst = appendString(dst, false, k.Regex)
-	default:
-		dst = append(dst, k.Raw...)
-	}
-	for _, s := range []string{k.Group, k.Topic, k.Member, k.Regex} {
-		if len(s) > 0x7fff {
-			return dst, &EncodeError{Struct: k.Type.String() + "Key", Reason: "string longer than 32767 bytes"}
-		}
 	}
 	return dst, nil
 }

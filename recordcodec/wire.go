@@ -2,6 +2,7 @@ package recordcodec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"unsafe"
 )
 
@@ -21,20 +22,27 @@ type reader struct {
 	own   []byte
 }
 
-func (r *reader) fail(field string, err error) {
+func (r *reader) fail(field string, err error) { r.failAt(field, err, r.off) }
+
+// failAt records the first failure; pos is where the failing field starts.
+func (r *reader) failAt(field string, err error, pos int) {
 	if r.err == nil {
-		r.err, r.field, r.at = err, field, r.off
+		r.err, r.field, r.at = err, field, pos
 	}
 }
 
 func (r *reader) remaining() int { return len(r.b) - r.off }
 
-func (r *reader) need(n int, field string) bool {
+func (r *reader) need(n int, field string) bool { return r.needFrom(n, field, r.off) }
+
+// needFrom checks that n more bytes are left; a failure is reported at start, where the field
+// (its length prefix included) begins.
+func (r *reader) needFrom(n int, field string, start int) bool {
 	if r.err != nil {
 		return false
 	}
 	if n < 0 || r.remaining() < n {
-		r.fail(field, ErrTruncated)
+		r.failAt(field, ErrTruncated, start)
 		return false
 	}
 	return true
@@ -96,28 +104,29 @@ func (r *reader) uvarint(field string) uint32 {
 	if r.err != nil {
 		return 0
 	}
+	start := r.off
 	var v uint32
 	for i := 0; i < 5; i++ {
 		if r.off >= len(r.b) {
-			r.fail(field, ErrTruncated)
+			r.failAt(field, ErrTruncated, start)
 			return 0
 		}
 		c := r.b[r.off]
 		r.off++
 		if i == 4 && c > 0x0f {
-			r.fail(field, ErrVarintOverflow)
+			r.failAt(field, ErrVarintOverflow, start)
 			return 0
 		}
 		v |= uint32(c&0x7f) << (7 * i)
 		if c < 0x80 {
 			if c == 0 && i > 0 {
-				r.fail(field, ErrNonCanonical)
+				r.failAt(field, ErrNonCanonical, start)
 				return 0
 			}
 			return v
 		}
 	}
-	r.fail(field, ErrVarintOverflow)
+	r.failAt(field, ErrVarintOverflow, start)
 	return 0
 }
 
@@ -147,6 +156,7 @@ func (r *reader) viewString(n int) string {
 // length reads a string or bytes length: int16 (strings) or int32 (bytes) when not flexible,
 // uvarint(n+1) when flexible. It returns -1 for null.
 func (r *reader) length(flex, wide bool, field string) int {
+	start := r.off
 	if flex {
 		n := r.uvarint(field)
 		if r.err != nil {
@@ -164,30 +174,32 @@ func (r *reader) length(flex, wide bool, field string) int {
 		return 0
 	}
 	if n < -1 {
-		r.fail(field, ErrInvalidLength)
+		r.failAt(field, ErrInvalidLength, start)
 		return 0
 	}
 	return n
 }
 
 func (r *reader) str(flex bool, field string) string {
+	start := r.off
 	n := r.length(flex, false, field)
 	if n < 0 {
-		r.fail(field, ErrUnexpectedNull)
+		r.failAt(field, ErrUnexpectedNull, start)
 		return ""
 	}
-	if !r.need(n, field) {
+	if !r.needFrom(n, field, start) {
 		return ""
 	}
 	return r.viewString(n)
 }
 
 func (r *reader) nstr(flex bool, field string) *string {
+	start := r.off
 	n := r.length(flex, false, field)
 	if r.err != nil || n < 0 {
 		return nil
 	}
-	if !r.need(n, field) {
+	if !r.needFrom(n, field, start) {
 		return nil
 	}
 	s := r.viewString(n)
@@ -195,12 +207,13 @@ func (r *reader) nstr(flex bool, field string) *string {
 }
 
 func (r *reader) bytes(flex bool, field string) []byte {
+	start := r.off
 	n := r.length(flex, true, field)
 	if n < 0 {
-		r.fail(field, ErrUnexpectedNull)
+		r.failAt(field, ErrUnexpectedNull, start)
 		return nil
 	}
-	if !r.need(n, field) {
+	if !r.needFrom(n, field, start) {
 		return nil
 	}
 	return r.view(n)
@@ -208,11 +221,12 @@ func (r *reader) bytes(flex bool, field string) []byte {
 
 // nbytes returns nil for null and a non-nil slice, possibly empty, otherwise.
 func (r *reader) nbytes(flex bool, field string) []byte {
+	start := r.off
 	n := r.length(flex, true, field)
 	if r.err != nil || n < 0 {
 		return nil
 	}
-	if !r.need(n, field) {
+	if !r.needFrom(n, field, start) {
 		return nil
 	}
 	return r.view(n)
@@ -229,6 +243,7 @@ func (r *reader) raw(n int) []byte {
 // arrayLen reads an array count. minElem is the smallest wire size of one element: a count that
 // cannot fit in the remaining bytes is rejected before anything is allocated.
 func (r *reader) arrayLen(flex bool, field string, minElem int, nullable bool) (n int, isNull bool) {
+	start := r.off
 	if flex {
 		c := r.uvarint(field)
 		if r.err != nil {
@@ -241,25 +256,26 @@ func (r *reader) arrayLen(flex bool, field string, minElem int, nullable bool) (
 			return 0, false
 		}
 		if n < -1 {
-			r.fail(field, ErrInvalidLength)
+			r.failAt(field, ErrInvalidLength, start)
 			return 0, false
 		}
 	}
 	if n == -1 {
 		if !nullable {
-			r.fail(field, ErrUnexpectedNull)
+			r.failAt(field, ErrUnexpectedNull, start)
 			return 0, false
 		}
 		return 0, true
 	}
 	if n > r.remaining()/minElem {
-		r.fail(field, ErrTruncated)
+		r.failAt(field, ErrTruncated, start)
 		return 0, false
 	}
 	return n, false
 }
 
 func (r *reader) structMarker(field string) bool {
+	start := r.off
 	m := r.int8(field)
 	switch {
 	case r.err != nil:
@@ -269,11 +285,12 @@ func (r *reader) structMarker(field string) bool {
 	case m == 1:
 		return true
 	}
-	r.fail(field, ErrNonCanonical)
+	r.failAt(field, ErrNonCanonical, start)
 	return false
 }
 
 func (r *reader) taggedStructMarker(field string) bool {
+	start := r.off
 	m := r.uvarint(field)
 	switch {
 	case r.err != nil:
@@ -283,14 +300,15 @@ func (r *reader) taggedStructMarker(field string) bool {
 	case m == 1:
 		return true
 	}
-	r.fail(field, ErrNonCanonical)
+	r.failAt(field, ErrNonCanonical, start)
 	return false
 }
 
 func (r *reader) tagCount() int {
+	start := r.off
 	n := int(r.uvarint("tagged fields"))
 	if r.err == nil && n > r.remaining()/2 {
-		r.fail("tagged fields", ErrTruncated)
+		r.failAt("tagged fields", ErrTruncated, start)
 		return 0
 	}
 	return n
@@ -299,25 +317,28 @@ func (r *reader) tagCount() int {
 // tagHeader reads one tag number and payload size. Kafka writes tags in strictly ascending order;
 // anything else is rejected so that re-encoding reproduces the input.
 func (r *reader) tagHeader(last *int) (tag, size int) {
+	start := r.off
 	tag = int(r.uvarint("tag"))
 	if r.err != nil {
 		return 0, 0
 	}
 	if tag <= *last {
-		r.fail("tag", ErrTagOrder)
+		r.failAt("tag", ErrTagOrder, start)
 		return 0, 0
 	}
 	*last = tag
 	size = int(r.uvarint("tag size"))
 	if r.err == nil && size > r.remaining() {
-		r.fail("tag size", ErrTruncated)
+		r.failAt("tag size", ErrTruncated, start)
 	}
 	return tag, size
 }
 
-func (r *reader) endTag(end, tag int) {
+// endTag checks that a known tagged field used exactly the size its header announced; a
+// failure is reported where the field's payload starts.
+func (r *reader) endTag(end, size, tag int) {
 	if r.err == nil && r.off != end {
-		r.fail("tagged field", ErrTagSize)
+		r.failAt(fmt.Sprintf("tag %d", tag), ErrTagSize, end-size)
 	}
 }
 

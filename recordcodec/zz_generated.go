@@ -49,7 +49,7 @@ func (s *TopicPartitions) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -150,7 +150,7 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -267,7 +267,7 @@ func (s *TaskIds) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -368,7 +368,7 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -491,7 +491,7 @@ func (s *TopicMetadata) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -583,7 +583,7 @@ func (s *PartitionMetadata) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -670,7 +670,7 @@ func (s *TopicPartitionsInfo) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -746,7 +746,7 @@ func (s *TopicInfo) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -812,7 +812,7 @@ func (s *KeyValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -895,7 +895,7 @@ func (s *StreamsTopicInfo) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1041,7 +1041,7 @@ func (s *OffsetCommitValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1172,7 +1172,7 @@ func (s *GroupMetadataValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1310,7 +1310,7 @@ func (s *MemberMetadata) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1417,7 +1417,7 @@ func (s *ConsumerGroupMetadataValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1507,7 +1507,7 @@ func (s *ConsumerGroupPartitionMetadataValue) read(r *reader, version int16, fle
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1621,7 +1621,7 @@ func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex b
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1784,7 +1784,7 @@ func (s *ClassicMemberMetadata) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1859,7 +1859,7 @@ func (s *ClassicProtocol) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -1929,7 +1929,7 @@ func (s *ConsumerGroupTargetAssignmentMetadataValue) read(r *reader, version int
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2019,7 +2019,7 @@ func (s *ConsumerGroupTargetAssignmentMemberValue) read(r *reader, version int16
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2123,7 +2123,7 @@ func (s *ConsumerGroupCurrentMemberAssignmentValue) read(r *reader, version int1
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2225,7 +2225,7 @@ func (s *ShareGroupPartitionMetadataValue) read(r *reader, version int16, flex b
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2320,7 +2320,7 @@ func (s *ShareGroupPartitionMetadataValue39) read(r *reader, version int16, flex
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2422,7 +2422,7 @@ func (s *ShareGroupMemberMetadataValue) read(r *reader, version int16, flex bool
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2510,7 +2510,7 @@ func (s *ShareGroupMetadataValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2574,7 +2574,7 @@ func (s *ShareGroupMetadataValue40) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2641,7 +2641,7 @@ func (s *ShareGroupTargetAssignmentMetadataValue) read(r *reader, version int16,
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2731,7 +2731,7 @@ func (s *ShareGroupTargetAssignmentMemberValue) read(r *reader, version int16, f
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2821,7 +2821,7 @@ func (s *ShareGroupCurrentMemberAssignmentValue) read(r *reader, version int16, 
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -2939,7 +2939,7 @@ func (s *ShareGroupStatePartitionMetadataValue) read(r *reader, version int16, f
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3058,7 +3058,7 @@ func (s *ShareGroupStatePartitionMetadataValue40) read(r *reader, version int16,
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3157,7 +3157,7 @@ func (s *ConsumerGroupRegularExpressionValue) read(r *reader, version int16, fle
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3269,7 +3269,7 @@ func (s *StreamsGroupMetadataValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3433,7 +3433,7 @@ func (s *StreamsGroupPartitionMetadataValue) read(r *reader, version int16, flex
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3508,7 +3508,7 @@ func (s *StreamsTopicMetadata) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3616,7 +3616,7 @@ func (s *StreamsGroupMemberMetadataValue) read(r *reader, version int16, flex bo
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3739,7 +3739,7 @@ func (s *Endpoint) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3809,7 +3809,7 @@ func (s *StreamsGroupTargetAssignmentMetadataValue) read(r *reader, version int1
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -3927,7 +3927,7 @@ func (s *StreamsGroupTargetAssignmentMemberValue) read(r *reader, version int16,
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -4111,7 +4111,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -4264,7 +4264,7 @@ func (s *StreamsGroupTopologyValue) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -4420,7 +4420,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }
@@ -4585,7 +4585,7 @@ func (s *CopartitionGroup) read(r *reader, version int16, flex bool) {
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})
 			}
-			r.endTag(end, tag)
+			r.endTag(end, size, tag)
 		}
 	}
 }

@@ -471,7 +471,7 @@ func (g *gen) genStruct(st *structDef) {
 		g.p("default:")
 		g.p("s.UnknownTags = append(s.UnknownTags, RawTag{Tag: uint32(tag), Data: r.raw(size)})")
 		g.p("}")
-		g.p("r.endTag(end, tag)")
+		g.p("r.endTag(end, size, tag)")
 		g.p("}")
 		g.p("}")
 	}
