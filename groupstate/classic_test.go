@@ -65,7 +65,9 @@ func TestGroupMetadataReplacesAnyType(t *testing.T) {
 		"consumer": func(t *testing.T, s *State) { joinConsumer(t, s, "g", "m", 1) },
 		"share":    func(t *testing.T, s *State) { joinShare(t, s, "g", "m", 1) },
 		"streams":  func(t *testing.T, s *State) { joinStreams(t, s, "g", "m", 1) },
-		"classic":  func(t *testing.T, s *State) { require.NoError(t, s.ReplayGroupMetadata("g", classicValue("connect", ClassicMember{MemberID: "x"}))) },
+		"classic": func(t *testing.T, s *State) {
+			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("connect", ClassicMember{MemberID: "x"})))
+		},
 	}
 	for name, setup := range setups {
 		t.Run(name, func(t *testing.T) {
@@ -151,7 +153,9 @@ func TestWrongGroupTypeErrors(t *testing.T) {
 		{"consumer tombstone on non-simple classic", func(t *testing.T, s *State) { nonSimple(s) }, func(s *State) error { return s.ReplayConsumerGroupMemberMetadataTombstone("g", "m") }, "m"},
 		{"consumer on empty classic with protocol type", func(t *testing.T, s *State) {
 			require.NoError(t, s.ReplayGroupMetadata("g", ClassicGroupValue{ProtocolType: "consumer"}))
-		}, func(s *State) error { return s.ReplayConsumerGroupRegularExpression("g", "r", RegularExpressionValue{}) }, ""},
+		}, func(s *State) error {
+			return s.ReplayConsumerGroupRegularExpression("g", "r", RegularExpressionValue{})
+		}, ""},
 		{"consumer on share", func(t *testing.T, s *State) { joinShare(t, s, "g", "m", 1) }, func(s *State) error {
 			return s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", ConsumerCurrentAssignmentValue{})
 		}, "m"},

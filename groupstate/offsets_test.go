@@ -78,7 +78,7 @@ func TestTransactionalOffsets(t *testing.T) {
 		require.NoError(t, s.ReplayOffsetCommit(10, 4001, "g", "t", 0, ocv(5)))
 		require.NoError(t, s.ReplayOffsetCommit(11, 4002, "g", "t", 0, ocv(6)))
 		require.NoError(t, s.ReplayOffsetCommit(12, 4001, "g", "t", 0, ocv(7))) // same key: last write wins
-		require.NoError(t, s.ReplayEndTransactionMarker(999, TxnCommit))         // no pending: ignored
+		require.NoError(t, s.ReplayEndTransactionMarker(999, TxnCommit))        // no pending: ignored
 		require.Equal(t, []int64{4001, 4002}, s.PendingProducerIDs())
 		require.Equal(t, []int64{4001, 4002}, s.OpenTransactions("g", "t", 0))
 		p, ok := s.PendingOffset(4001, "g", "t", 0)
