@@ -34,7 +34,7 @@ type ImportProgress struct {
 // offset but ends after it) is an error: the input is not the one that was imported.
 func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions) (ImportProgress, error) {
 	if opts.CommitBytes <= 0 {
-		opts.CommitBytes = 4 << 20
+		opts.CommitBytes = 8 << 20
 	}
 	parts := opts.Partitions
 	if parts == nil {
@@ -65,18 +65,33 @@ func importPartition(ctx context.Context, src eventlog.Source, l *Log, p int32, 
 	defer it.Close()
 	a := l.NewAppender()
 	defer a.Close()
-	var pending ImportProgress
-	commit := func() error {
-		if err := a.Commit(); err != nil {
+	// Groups are committed with CommitAsync: the next group is read while the previous one's
+	// fsync runs, and progress is reported once a group is durable.
+	var pending, inflight ImportProgress
+	durable := func() error {
+		if err := a.Wait(); err != nil {
 			return err
 		}
-		total.Bytes += pending.Bytes
-		total.Records += pending.Records
-		total.Batches += pending.Batches
-		pending = ImportProgress{}
+		if inflight.Batches == 0 {
+			return nil
+		}
+		total.Bytes += inflight.Bytes
+		total.Records += inflight.Records
+		total.Batches += inflight.Batches
+		inflight = ImportProgress{}
 		if opts.Progress != nil {
 			opts.Progress(*total)
 		}
+		return nil
+	}
+	commit := func() error {
+		if err := durable(); err != nil {
+			return err
+		}
+		if err := a.CommitAsync(); err != nil {
+			return err
+		}
+		inflight, pending = pending, ImportProgress{}
 		return nil
 	}
 	for it.Next() {
@@ -109,6 +124,9 @@ func importPartition(ctx context.Context, src eventlog.Source, l *Log, p int32, 
 		err = it.Err()
 	}
 	if cerr := commit(); cerr != nil {
+		return cerr
+	}
+	if cerr := durable(); cerr != nil {
 		return cerr
 	}
 	return err

@@ -153,7 +153,10 @@ func (it *iter) scan(start int64) (int64, error) {
 			continue
 		}
 		length := int64(int32(binary.BigEndian.Uint32(h[8:])))
-		minLen := int64(map[byte]int{0: 14, 1: 22, 2: 49}[magic])
+		minLen := int64(v2HeaderLen - logOverhead)
+		if magic < 2 {
+			minLen = legacyMinSize(int8(magic))
+		}
 		if length < minLen || length > int64(it.opts.MaxBatchBytes) || q+logOverhead+length > size {
 			continue
 		}
