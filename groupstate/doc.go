@@ -63,8 +63,8 @@
 //     share initialization timestamps) are not modelled: the former is -1 (none).
 //   - Views are deep copies (ClassicGroup, ConsumerGroup, Group, Dump, ...); nothing a
 //     caller holds aliases the state.
-//   - Committed offsets are struct values in per-group maps keyed by (topic, partition)
-//     with interned names: no per-offset pointer or map.
+//   - Committed offsets are struct values in per-group maps keyed by (topic, partition),
+//     with topic names interned per group: no per-offset pointer or map.
 //   - The open-transactions index always equals what the pending map implies: producer p is
 //     open on (g, t, n) iff p's pending offsets hold (g, t, n). A producer whose pending
 //     offsets were all cancelled by offset tombstones stays pending (empty) until its marker,

@@ -199,7 +199,7 @@ func Restore(d Dump) (*State, error) {
 		if _, dup := s.Offset(o.GroupID, o.Topic, o.Partition); dup {
 			return nil, fmt.Errorf("groupstate: restore: offset %s/%s-%d listed twice", o.GroupID, o.Topic, o.Partition)
 		}
-		s.putOffset(s.intern(o.GroupID), s.intern(o.Topic), o.Partition, o.OffsetAndMetadata)
+		s.putOffset(o.GroupID, o.Topic, o.Partition, o.OffsetAndMetadata)
 	}
 	for _, p := range d.PendingTransactions {
 		if _, dup := s.pending[p.ProducerID]; dup {
@@ -208,7 +208,7 @@ func Restore(d Dump) (*State, error) {
 		pm := map[offsetKey]OffsetAndMetadata{}
 		s.pending[p.ProducerID] = pm
 		for _, o := range p.Offsets {
-			k := offsetKey{s.intern(o.GroupID), s.intern(o.Topic), o.Partition}
+			k := offsetKey{o.GroupID, o.Topic, o.Partition}
 			pm[k] = o.OffsetAndMetadata
 			ids := s.open[k]
 			if i, found := slices.BinarySearch(ids, p.ProducerID); !found {

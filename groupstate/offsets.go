@@ -81,8 +81,6 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 	if s.version.hasOffsetTopicID() {
 		om.TopicID = v.TopicID
 	}
-	groupID = s.intern(groupID)
-	topic = s.intern(topic)
 	if producerID == NoProducerID {
 		s.putOffset(groupID, topic, partition, om)
 		return nil
@@ -104,14 +102,17 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
 	gm := s.offsets[groupID]
 	if gm == nil {
-		gm = map[TopicPartition]OffsetAndMetadata{}
-		s.offsets[groupID] = gm
+		gm = &groupOffsets{topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
+		s.offsets[strings.Clone(groupID)] = gm
 	}
-	tp := TopicPartition{topic, partition}
-	if _, ok := gm[tp]; !ok {
-		s.numOffsets++
+	t, ok := gm.topics[topic]
+	if !ok {
+		t = strings.Clone(topic)
+		gm.topics[t] = t
 	}
-	gm[tp] = om
+	n := len(gm.byTP)
+	gm.byTP[TopicPartition{t, partition}] = om
+	s.numOffsets += len(gm.byTP) - n
 }
 
 // ReplayOffsetCommitTombstone replays an offset tombstone (records 0 and 1): it removes the
@@ -119,13 +120,11 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 // same group, topic and partition. Groups are not touched. It never fails.
 func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
 	if gm := s.offsets[groupID]; gm != nil {
-		tp := TopicPartition{topic, partition}
-		if _, ok := gm[tp]; ok {
-			delete(gm, tp)
-			s.numOffsets--
-			if len(gm) == 0 {
-				delete(s.offsets, groupID)
-			}
+		n := len(gm.byTP)
+		delete(gm.byTP, TopicPartition{topic, partition})
+		s.numOffsets -= n - len(gm.byTP)
+		if len(gm.byTP) == 0 {
+			delete(s.offsets, groupID)
 		}
 	}
 	k := offsetKey{groupID, topic, partition}
@@ -162,7 +161,7 @@ func (s *State) ReplayEndTransactionMarker(producerID int64, result TxnResult) e
 		return nil
 	}
 	for k, om := range p {
-		if cur, ok := s.offsets[k.group][TopicPartition{k.topic, k.partition}]; ok && om.RecordOffset <= cur.RecordOffset {
+		if cur, ok := s.Offset(k.group, k.topic, k.partition); ok && om.RecordOffset <= cur.RecordOffset {
 			continue
 		}
 		s.putOffset(k.group, k.topic, k.partition, om)
@@ -178,7 +177,11 @@ func (s *State) NumOffsets() int { return s.numOffsets }
 
 // Offset returns the committed offset of a group's partition.
 func (s *State) Offset(groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
-	om, ok := s.offsets[groupID][TopicPartition{topic, partition}]
+	gm := s.offsets[groupID]
+	if gm == nil {
+		return OffsetAndMetadata{}, false
+	}
+	om, ok := gm.byTP[TopicPartition{topic, partition}]
 	return om, ok
 }
 
@@ -189,11 +192,11 @@ func (s *State) OffsetGroupIDs() []string { return sortedKeys(s.offsets) }
 // Offsets returns the committed offsets of a group, sorted by topic and partition.
 func (s *State) Offsets(groupID string) []CommittedOffset {
 	gm := s.offsets[groupID]
-	if len(gm) == 0 {
+	if gm == nil {
 		return nil
 	}
-	out := make([]CommittedOffset, 0, len(gm))
-	for tp, om := range gm {
+	out := make([]CommittedOffset, 0, len(gm.byTP))
+	for tp, om := range gm.byTP {
 		out = append(out, CommittedOffset{GroupID: groupID, Topic: tp.Topic, Partition: tp.Partition, OffsetAndMetadata: om})
 	}
 	sortOffsets(out)

@@ -35,8 +35,8 @@ type State struct {
 
 	groups map[string]group
 
-	// Committed offsets: group -> (topic, partition) -> value. Struct values, no pointers.
-	offsets    map[string]map[TopicPartition]OffsetAndMetadata
+	// Committed offsets by group. Per offset: a struct value in the group's map, no pointer.
+	offsets    map[string]*groupOffsets
 	numOffsets int
 
 	// Pending transactional offsets by producer id. An entry may be empty (an offset
@@ -49,10 +49,13 @@ type State struct {
 	// Share-group state-partition metadata, keyed by group id; it lives apart from the
 	// groups map and survives group removal (GroupMetadataManager.shareGroupStatePartitionMetadata).
 	shareStateMeta map[string]ShareStatePartitionMetadata
+}
 
-	// names interns group and topic names of offsets so that millions of keys share a
-	// handful of string allocations.
-	names map[string]string
+// groupOffsets holds one group's committed offsets, keyed by (topic, partition); topics
+// interns the topic names so that the keys of a topic share one string.
+type groupOffsets struct {
+	topics map[string]string
+	byTP   map[TopicPartition]OffsetAndMetadata
 }
 
 // TopicPartition identifies a partition by topic name.
@@ -80,24 +83,15 @@ func New(v KafkaVersion) *State {
 	return &State{
 		version:        v,
 		groups:         map[string]group{},
-		offsets:        map[string]map[TopicPartition]OffsetAndMetadata{},
+		offsets:        map[string]*groupOffsets{},
 		pending:        map[int64]map[offsetKey]OffsetAndMetadata{},
 		open:           map[offsetKey][]int64{},
 		shareStateMeta: map[string]ShareStatePartitionMetadata{},
-		names:          map[string]string{},
 	}
 }
 
 // Version returns the Kafka version whose rules the state applies.
 func (s *State) Version() KafkaVersion { return s.version }
-
-func (s *State) intern(n string) string {
-	if v, ok := s.names[n]; ok {
-		return v
-	}
-	s.names[n] = n
-	return n
-}
 
 // lookupConsumer mirrors getOrMaybeCreatePersistedConsumerGroup. It returns (nil, false,
 // nil) when the group is missing and create is false. fresh reports a group that is not yet
