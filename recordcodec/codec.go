@@ -153,7 +153,7 @@ type Value interface {
 	ValueVersion() int16
 	Layout() Layout
 	versionRange() (lo, hi int16)
-	decodeBody(r *reader, version int16)
+	decodeBody(r reader, version int16) reader
 	appendBody(b []byte) ([]byte, error)
 	writeJSONBody(w *jsonWriter)
 }
@@ -176,7 +176,7 @@ func (v *RawValue) ValueVersion() int16 {
 }
 func (v *RawValue) Layout() Layout                      { return LayoutCurrent }
 func (v *RawValue) versionRange() (lo, hi int16)        { return 0, -1 }
-func (v *RawValue) decodeBody(r *reader, version int16) {}
+func (v *RawValue) decodeBody(r reader, version int16) reader { return r }
 func (v *RawValue) appendBody(b []byte) ([]byte, error) {
 	if len(v.Bytes) < 2 {
 		return b, nil
@@ -257,8 +257,7 @@ func (d Decoder) Value(t RecordType, b []byte) (Value, error) {
 	if lo, hi := v.versionRange(); version < lo || version > hi {
 		return nil, &UnsupportedVersionError{Type: t, Version: version, Lo: lo, Hi: hi, Layout: d.Layout}
 	}
-	r := reader{b: b, off: 2, alias: d.NoCopy}
-	v.decodeBody(&r, version)
+	r := v.decodeBody(reader{b: b, off: 2, alias: d.NoCopy}, version)
 	if r.err != nil {
 		return v, &DecodeError{Part: "value", Type: t, Version: version, Field: r.field, Pos: r.at, Err: r.err}
 	}
@@ -300,4 +299,25 @@ func Encode(r Record) (key, value []byte, err error) {
 	}
 	value, err = EncodeValue(r.Value)
 	return key, value, err
+}
+
+// DecodeInto decodes b (version prefix included) into v, a value of the matching type, without
+// allocating the value. It is the replay hot path's way to decode offset commits.
+func (d Decoder) DecodeInto(v Value, b []byte) error {
+	t := v.RecordType()
+	if len(b) < 2 {
+		return &DecodeError{Part: "value", Type: t, Version: -1, Field: "version", Pos: 0, Err: ErrTruncated}
+	}
+	version := int16(binary.BigEndian.Uint16(b))
+	if lo, hi := v.versionRange(); version < lo || version > hi {
+		return &UnsupportedVersionError{Type: t, Version: version, Lo: lo, Hi: hi, Layout: v.Layout()}
+	}
+	r := v.decodeBody(reader{b: b, off: 2, alias: d.NoCopy}, version)
+	if r.err != nil {
+		return &DecodeError{Part: "value", Type: t, Version: version, Field: r.field, Pos: r.at, Err: r.err}
+	}
+	if r.off != len(b) {
+		return &TrailingBytesError{Part: "value", Type: t, Version: version, Pos: r.off, Count: len(b) - r.off}
+	}
+	return nil
 }

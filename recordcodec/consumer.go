@@ -13,10 +13,9 @@ const ConsumerProtocolType = "consumer"
 // version. Trailing bytes are ignored, as Kafka's parser ignores them; the member keeps its raw
 // bytes, so nothing is lost.
 func DecodeConsumerSubscription(b []byte) (*ConsumerProtocolSubscription, error) {
-	return decodeConsumerProtocol(b, false, "ConsumerProtocolSubscription", func(r *reader, v int16) *ConsumerProtocolSubscription {
+	return decodeConsumerProtocol(b, false, "ConsumerProtocolSubscription", func(r reader, v int16) (*ConsumerProtocolSubscription, reader) {
 		s := &ConsumerProtocolSubscription{}
-		s.decodeBody(r, v)
-		return s
+		return s, s.decodeBody(r, v)
 	})
 }
 
@@ -24,29 +23,26 @@ func DecodeConsumerSubscription(b []byte) (*ConsumerProtocolSubscription, error)
 // member's topics (ConsumerProtocol.deserializeSubscription): a version above 3 is read with the
 // version-3 layout, since later versions may only append fields.
 func DecodeConsumerSubscriptionLenient(b []byte) (*ConsumerProtocolSubscription, error) {
-	return decodeConsumerProtocol(b, true, "ConsumerProtocolSubscription", func(r *reader, v int16) *ConsumerProtocolSubscription {
+	return decodeConsumerProtocol(b, true, "ConsumerProtocolSubscription", func(r reader, v int16) (*ConsumerProtocolSubscription, reader) {
 		s := &ConsumerProtocolSubscription{}
-		s.decodeBody(r, v)
-		return s
+		return s, s.decodeBody(r, v)
 	})
 }
 
 // DecodeConsumerAssignment parses the assignment bytes of a classic group member with protocol
 // type "consumer" (int16 version 0-3, then ConsumerProtocolAssignment).
 func DecodeConsumerAssignment(b []byte) (*ConsumerProtocolAssignment, error) {
-	return decodeConsumerProtocol(b, false, "ConsumerProtocolAssignment", func(r *reader, v int16) *ConsumerProtocolAssignment {
+	return decodeConsumerProtocol(b, false, "ConsumerProtocolAssignment", func(r reader, v int16) (*ConsumerProtocolAssignment, reader) {
 		a := &ConsumerProtocolAssignment{}
-		a.decodeBody(r, v)
-		return a
+		return a, a.decodeBody(r, v)
 	})
 }
 
 // DecodeConsumerAssignmentLenient reads versions above 3 with the version-3 layout.
 func DecodeConsumerAssignmentLenient(b []byte) (*ConsumerProtocolAssignment, error) {
-	return decodeConsumerProtocol(b, true, "ConsumerProtocolAssignment", func(r *reader, v int16) *ConsumerProtocolAssignment {
+	return decodeConsumerProtocol(b, true, "ConsumerProtocolAssignment", func(r reader, v int16) (*ConsumerProtocolAssignment, reader) {
 		a := &ConsumerProtocolAssignment{}
-		a.decodeBody(r, v)
-		return a
+		return a, a.decodeBody(r, v)
 	})
 }
 
@@ -65,7 +61,7 @@ func (e *ConsumerProtocolError) Error() string {
 
 func (e *ConsumerProtocolError) Unwrap() error { return e.Err }
 
-func decodeConsumerProtocol[T any](b []byte, lenient bool, name string, read func(*reader, int16) T) (T, error) {
+func decodeConsumerProtocol[T any](b []byte, lenient bool, name string, read func(reader, int16) (T, reader)) (T, error) {
 	var zero T
 	if len(b) < 2 {
 		return zero, &ConsumerProtocolError{Message: name, Version: -1, Field: "version", Err: ErrTruncated}
@@ -78,8 +74,7 @@ func decodeConsumerProtocol[T any](b []byte, lenient bool, name string, read fun
 		}
 		readAt = 3
 	}
-	r := reader{b: b, off: 2}
-	v := read(&r, readAt)
+	v, r := read(reader{b: b, off: 2}, readAt)
 	if r.err != nil {
 		return zero, &ConsumerProtocolError{Message: name, Version: version, Field: r.field, Pos: r.at, Err: r.err}
 	}

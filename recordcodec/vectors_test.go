@@ -25,7 +25,7 @@ type vector struct {
 
 // loadVectors reads testdata/vectors.txt. A field may continue on following lines indented by
 // two spaces.
-func loadVectors(t *testing.T) []vector {
+func loadVectors(t testing.TB) []vector {
 	t.Helper()
 	f, err := os.Open("testdata/vectors.txt")
 	if err != nil {
@@ -105,7 +105,7 @@ func loadVectors(t *testing.T) []vector {
 }
 
 // assemble builds bytes from the token language described at the top of vectors.txt.
-func assemble(t *testing.T, v *vector, src string) []byte {
+func assemble(t testing.TB, v *vector, src string) []byte {
 	t.Helper()
 	toks := tokenize(t, v, src)
 	out, rest := assembleSeq(t, v, toks)
@@ -115,7 +115,7 @@ func assemble(t *testing.T, v *vector, src string) []byte {
 	return out
 }
 
-func tokenize(t *testing.T, v *vector, src string) []string {
+func tokenize(t testing.TB, v *vector, src string) []string {
 	var toks []string
 	for i := 0; i < len(src); {
 		c := src[i]
@@ -149,7 +149,7 @@ func tokenize(t *testing.T, v *vector, src string) []string {
 	return toks
 }
 
-func assembleSeq(t *testing.T, v *vector, toks []string) ([]byte, []string) {
+func assembleSeq(t testing.TB, v *vector, toks []string) ([]byte, []string) {
 	var out []byte
 	for len(toks) > 0 {
 		tok := toks[0]
@@ -179,7 +179,7 @@ func assembleSeq(t *testing.T, v *vector, toks []string) ([]byte, []string) {
 	return out, nil
 }
 
-func assembleToken(t *testing.T, v *vector, tok string) []byte {
+func assembleToken(t testing.TB, v *vector, tok string) []byte {
 	fail := func(err error) { t.Fatalf("vector %s: token %q: %v", v.name, tok, err) }
 	num := func(s string, bits int) int64 {
 		n, err := strconv.ParseInt(s, 10, bits)

@@ -5046,9 +5046,10 @@ func (s *LegacyOffsetCommitValue) Layout() Layout { return LayoutCurrent }
 func (s *LegacyOffsetCommitValue) ValueVersion() int16          { return s.Version }
 func (s *LegacyOffsetCommitValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *LegacyOffsetCommitValue) flexible(version int16) bool  { return false }
-func (s *LegacyOffsetCommitValue) decodeBody(r *reader, version int16) {
+func (s *LegacyOffsetCommitValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *LegacyOffsetCommitValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5072,9 +5073,10 @@ func (s *OffsetCommitValue) Layout() Layout { return LayoutCurrent }
 func (s *OffsetCommitValue) ValueVersion() int16          { return s.Version }
 func (s *OffsetCommitValue) versionRange() (lo, hi int16) { return 0, 4 }
 func (s *OffsetCommitValue) flexible(version int16) bool  { return version >= 4 }
-func (s *OffsetCommitValue) decodeBody(r *reader, version int16) {
+func (s *OffsetCommitValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *OffsetCommitValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5098,9 +5100,10 @@ func (s *GroupMetadataValue) Layout() Layout { return LayoutCurrent }
 func (s *GroupMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *GroupMetadataValue) versionRange() (lo, hi int16) { return 0, 4 }
 func (s *GroupMetadataValue) flexible(version int16) bool  { return version >= 4 }
-func (s *GroupMetadataValue) decodeBody(r *reader, version int16) {
+func (s *GroupMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *GroupMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5124,9 +5127,10 @@ func (s *ConsumerGroupMetadataValue) Layout() Layout { return LayoutCurrent }
 func (s *ConsumerGroupMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5150,9 +5154,10 @@ func (s *ConsumerGroupPartitionMetadataValue) Layout() Layout { return LayoutCur
 func (s *ConsumerGroupPartitionMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupPartitionMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupPartitionMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupPartitionMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupPartitionMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupPartitionMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5176,9 +5181,10 @@ func (s *ConsumerGroupMemberMetadataValue) Layout() Layout { return LayoutCurren
 func (s *ConsumerGroupMemberMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupMemberMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupMemberMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupMemberMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupMemberMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupMemberMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5204,9 +5210,10 @@ func (s *ConsumerGroupTargetAssignmentMetadataValue) versionRange() (lo, hi int1
 func (s *ConsumerGroupTargetAssignmentMetadataValue) flexible(version int16) bool {
 	return version >= 0
 }
-func (s *ConsumerGroupTargetAssignmentMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupTargetAssignmentMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupTargetAssignmentMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5232,9 +5239,10 @@ func (s *ConsumerGroupTargetAssignmentMemberValue) Layout() Layout { return Layo
 func (s *ConsumerGroupTargetAssignmentMemberValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupTargetAssignmentMemberValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupTargetAssignmentMemberValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupTargetAssignmentMemberValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupTargetAssignmentMemberValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupTargetAssignmentMemberValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5260,9 +5268,10 @@ func (s *ConsumerGroupCurrentMemberAssignmentValue) Layout() Layout { return Lay
 func (s *ConsumerGroupCurrentMemberAssignmentValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupCurrentMemberAssignmentValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupCurrentMemberAssignmentValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupCurrentMemberAssignmentValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupCurrentMemberAssignmentValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupCurrentMemberAssignmentValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5288,9 +5297,10 @@ func (s *ShareGroupPartitionMetadataValue) Layout() Layout { return Layout40 }
 func (s *ShareGroupPartitionMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupPartitionMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupPartitionMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupPartitionMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupPartitionMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupPartitionMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5314,9 +5324,10 @@ func (s *ShareGroupPartitionMetadataValue39) Layout() Layout { return Layout39 }
 func (s *ShareGroupPartitionMetadataValue39) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupPartitionMetadataValue39) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupPartitionMetadataValue39) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupPartitionMetadataValue39) decodeBody(r *reader, version int16) {
+func (s *ShareGroupPartitionMetadataValue39) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupPartitionMetadataValue39) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5340,9 +5351,10 @@ func (s *ShareGroupMemberMetadataValue) Layout() Layout { return LayoutCurrent }
 func (s *ShareGroupMemberMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupMemberMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupMemberMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupMemberMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupMemberMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupMemberMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5366,9 +5378,10 @@ func (s *ShareGroupMetadataValue) Layout() Layout { return LayoutCurrent }
 func (s *ShareGroupMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5392,9 +5405,10 @@ func (s *ShareGroupMetadataValue40) Layout() Layout { return Layout40 }
 func (s *ShareGroupMetadataValue40) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupMetadataValue40) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupMetadataValue40) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupMetadataValue40) decodeBody(r *reader, version int16) {
+func (s *ShareGroupMetadataValue40) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupMetadataValue40) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5418,9 +5432,10 @@ func (s *ShareGroupTargetAssignmentMetadataValue) Layout() Layout { return Layou
 func (s *ShareGroupTargetAssignmentMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupTargetAssignmentMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupTargetAssignmentMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupTargetAssignmentMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupTargetAssignmentMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupTargetAssignmentMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5446,9 +5461,10 @@ func (s *ShareGroupTargetAssignmentMemberValue) Layout() Layout { return LayoutC
 func (s *ShareGroupTargetAssignmentMemberValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupTargetAssignmentMemberValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupTargetAssignmentMemberValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupTargetAssignmentMemberValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupTargetAssignmentMemberValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupTargetAssignmentMemberValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5474,9 +5490,10 @@ func (s *ShareGroupCurrentMemberAssignmentValue) Layout() Layout { return Layout
 func (s *ShareGroupCurrentMemberAssignmentValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupCurrentMemberAssignmentValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupCurrentMemberAssignmentValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupCurrentMemberAssignmentValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupCurrentMemberAssignmentValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupCurrentMemberAssignmentValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5502,9 +5519,10 @@ func (s *ShareGroupStatePartitionMetadataValue) Layout() Layout { return LayoutC
 func (s *ShareGroupStatePartitionMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupStatePartitionMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupStatePartitionMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupStatePartitionMetadataValue) decodeBody(r *reader, version int16) {
+func (s *ShareGroupStatePartitionMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupStatePartitionMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5530,9 +5548,10 @@ func (s *ShareGroupStatePartitionMetadataValue40) Layout() Layout { return Layou
 func (s *ShareGroupStatePartitionMetadataValue40) ValueVersion() int16          { return s.Version }
 func (s *ShareGroupStatePartitionMetadataValue40) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ShareGroupStatePartitionMetadataValue40) flexible(version int16) bool  { return version >= 0 }
-func (s *ShareGroupStatePartitionMetadataValue40) decodeBody(r *reader, version int16) {
+func (s *ShareGroupStatePartitionMetadataValue40) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ShareGroupStatePartitionMetadataValue40) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5558,9 +5577,10 @@ func (s *ConsumerGroupRegularExpressionValue) Layout() Layout { return LayoutCur
 func (s *ConsumerGroupRegularExpressionValue) ValueVersion() int16          { return s.Version }
 func (s *ConsumerGroupRegularExpressionValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *ConsumerGroupRegularExpressionValue) flexible(version int16) bool  { return version >= 0 }
-func (s *ConsumerGroupRegularExpressionValue) decodeBody(r *reader, version int16) {
+func (s *ConsumerGroupRegularExpressionValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerGroupRegularExpressionValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5584,9 +5604,10 @@ func (s *StreamsGroupMetadataValue) Layout() Layout { return LayoutCurrent }
 func (s *StreamsGroupMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupMetadataValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5610,9 +5631,10 @@ func (s *StreamsGroupPartitionMetadataValue) Layout() Layout { return LayoutStre
 func (s *StreamsGroupPartitionMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupPartitionMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupPartitionMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupPartitionMetadataValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupPartitionMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupPartitionMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5636,9 +5658,10 @@ func (s *StreamsGroupMemberMetadataValue) Layout() Layout { return LayoutCurrent
 func (s *StreamsGroupMemberMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupMemberMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupMemberMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupMemberMetadataValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupMemberMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupMemberMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5662,9 +5685,10 @@ func (s *StreamsGroupTargetAssignmentMetadataValue) Layout() Layout { return Lay
 func (s *StreamsGroupTargetAssignmentMetadataValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupTargetAssignmentMetadataValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupTargetAssignmentMetadataValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupTargetAssignmentMetadataValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupTargetAssignmentMetadataValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupTargetAssignmentMetadataValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5690,9 +5714,10 @@ func (s *StreamsGroupTargetAssignmentMemberValue) Layout() Layout { return Layou
 func (s *StreamsGroupTargetAssignmentMemberValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupTargetAssignmentMemberValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupTargetAssignmentMemberValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupTargetAssignmentMemberValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupTargetAssignmentMemberValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupTargetAssignmentMemberValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5718,9 +5743,10 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) Layout() Layout { return Layo
 func (s *StreamsGroupCurrentMemberAssignmentValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupCurrentMemberAssignmentValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupCurrentMemberAssignmentValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupCurrentMemberAssignmentValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupCurrentMemberAssignmentValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupCurrentMemberAssignmentValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5746,9 +5772,10 @@ func (s *StreamsGroupTopologyValue) Layout() Layout { return LayoutCurrent }
 func (s *StreamsGroupTopologyValue) ValueVersion() int16          { return s.Version }
 func (s *StreamsGroupTopologyValue) versionRange() (lo, hi int16) { return 0, 0 }
 func (s *StreamsGroupTopologyValue) flexible(version int16) bool  { return version >= 0 }
-func (s *StreamsGroupTopologyValue) decodeBody(r *reader, version int16) {
+func (s *StreamsGroupTopologyValue) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *StreamsGroupTopologyValue) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5766,9 +5793,10 @@ func NewStreamsGroupTopologyValue() *StreamsGroupTopologyValue {
 func (s *ConsumerProtocolSubscription) ValueVersion() int16          { return s.Version }
 func (s *ConsumerProtocolSubscription) versionRange() (lo, hi int16) { return 0, 3 }
 func (s *ConsumerProtocolSubscription) flexible(version int16) bool  { return false }
-func (s *ConsumerProtocolSubscription) decodeBody(r *reader, version int16) {
+func (s *ConsumerProtocolSubscription) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerProtocolSubscription) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))
@@ -5786,9 +5814,10 @@ func NewConsumerProtocolSubscription() *ConsumerProtocolSubscription {
 func (s *ConsumerProtocolAssignment) ValueVersion() int16          { return s.Version }
 func (s *ConsumerProtocolAssignment) versionRange() (lo, hi int16) { return 0, 3 }
 func (s *ConsumerProtocolAssignment) flexible(version int16) bool  { return false }
-func (s *ConsumerProtocolAssignment) decodeBody(r *reader, version int16) {
+func (s *ConsumerProtocolAssignment) decodeBody(r reader, version int16) reader {
 	s.Version = version
-	s.read(r, version, s.flexible(version))
+	s.read(&r, version, s.flexible(version))
+	return r
 }
 func (s *ConsumerProtocolAssignment) appendBody(b []byte) ([]byte, error) {
 	return s.appendTo(b, s.Version, s.flexible(s.Version))

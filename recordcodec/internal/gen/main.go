@@ -881,7 +881,7 @@ func (g *gen) genRegistry() {
 		} else {
 			g.p("func (s *%s) flexible(version int16) bool { return version >= %d }", m.name, flexLo)
 		}
-		g.p("func (s *%s) decodeBody(r *reader, version int16) { s.Version = version; s.read(r, version, s.flexible(version)) }", m.name)
+		g.p("func (s *%s) decodeBody(r reader, version int16) reader { s.Version = version; s.read(&r, version, s.flexible(version)); return r }", m.name)
 		g.p("func (s *%s) appendBody(b []byte) ([]byte, error) { return s.appendTo(b, s.Version, s.flexible(s.Version)) }", m.name)
 		g.p("func (s *%s) writeJSONBody(w *jsonWriter) { s.writeJSON(w, s.Version) }", m.name)
 		g.p("// New%s returns a %s at version %d with every field at its default.", m.name, m.name, m.valid.hi)
