@@ -174,8 +174,8 @@ func (v *RawValue) ValueVersion() int16 {
 	}
 	return int16(binary.BigEndian.Uint16(v.Bytes))
 }
-func (v *RawValue) Layout() Layout                      { return LayoutCurrent }
-func (v *RawValue) versionRange() (lo, hi int16)        { return 0, -1 }
+func (v *RawValue) Layout() Layout                            { return LayoutCurrent }
+func (v *RawValue) versionRange() (lo, hi int16)              { return 0, -1 }
 func (v *RawValue) decodeBody(r reader, version int16) reader { return r }
 func (v *RawValue) appendBody(b []byte) ([]byte, error) {
 	if len(v.Bytes) < 2 {
