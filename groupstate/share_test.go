@@ -152,3 +152,18 @@ func TestShareDuplicateKeys(t *testing.T) {
 	})
 	assertReplayError(t, err, ErrDuplicateKey, "g", "")
 }
+
+func TestShareDerivedStatesPerVersion(t *testing.T) {
+	for _, v := range KafkaVersions {
+		s := New(v)
+		require.NoError(t, s.ReplayShareGroupMetadata("g", ShareGroupMetadataValue{Epoch: 9}))
+		st, _ := s.GroupState("g")
+		require.Equal(t, StateEmpty, st, v.String())
+		require.NoError(t, s.ReplayShareGroupMemberMetadata("g", "m", ShareMemberMetadataValue{}))
+		st, _ = s.GroupState("g")
+		require.Equal(t, StateStable, st, "share groups are Stable with any member, whatever the epochs")
+		g, _ := s.ShareGroup("g")
+		require.Equal(t, int32(0), g.Members[0].MemberEpoch)
+		require.Equal(t, int32(-1), g.Members[0].PreviousMemberEpoch)
+	}
+}
