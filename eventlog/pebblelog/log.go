@@ -64,6 +64,10 @@ func Open(dir string, opts *Options) (*Log, error) {
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       opts.MemTableSize,
+		// Keys arrive in order, so L0 files do not overlap and compactions are cheap moves;
+		// a higher stop-writes threshold keeps a burst of flushes from stalling an import.
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 32,
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 32 << 20
