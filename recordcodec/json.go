@@ -100,6 +100,9 @@ func (w *jsonWriter) raw(s string) {
 
 const hexDigits = "0123456789ABCDEF"
 
+// AppendJSONString appends s as a JSON string, escaped as Jackson escapes it.
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
+
 // appendJSONString quotes s as Jackson does. Kafka decodes strings from UTF-8 with Java's
 // replacing decoder, so invalid bytes print as U+FFFD.
 func appendJSONString(b []byte, s string) []byte {

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/dumplog"
+	"github.com/coordlog/coordlog/recordcodec"
+)
+
+type decodeFlags struct {
+	format     string
+	partitions []int32
+	group      string
+	types      []string
+	from, to   int64
+	forensic   bool
+	layout     string
+}
+
+func newDecodeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f decodeFlags
+	cmd := &cobra.Command{
+		Use:   "decode <segments-dir|db>",
+		Short: "Print records as kafka-dump-log --offsets-decoder does, or as JSON lines",
+		Long: `decode prints every batch and record of a __consumer_offsets log. The text format is
+kafka-dump-log --deep-iteration --offsets-decoder's; --format jsonl prints one JSON object per
+record (offset, batch attributes, key, value, tombstone flag).
+
+With --group or --type only matching records are printed, each under its batch header; a
+control batch (transaction marker) is kept when its producer wrote a kept record before it.`,
+		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDecode(cmd, args[0], f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "text", "output format: text (kafka-dump-log) or jsonl")
+	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
+	fl.StringVar(&f.group, "group", "", "only records of this group id")
+	fl.StringSliceVar(&f.types, "type", nil, "only these record types: ids (1), names (OffsetCommit) or 'control' (repeatable)")
+	fl.Int64Var(&f.from, "from-offset", 0, "start at the batch holding this offset")
+	fl.Int64Var(&f.to, "to-offset", math.MaxInt64, "stop after this offset")
+	fl.BoolVar(&f.forensic, "forensic", false, "report damaged input and continue instead of stopping at it")
+	fl.StringVar(&f.layout, "layout", "4.1+", "record layout of ids that changed between releases: 4.1+, 4.0, 3.9 or streams-preview")
+	return cmd
+}
+
+// typeFilter selects records by type; control selects control batches.
+type typeFilter struct {
+	set     map[recordcodec.RecordType]bool
+	control bool
+}
+
+func parseTypes(specs []string) (*typeFilter, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	tf := &typeFilter{set: map[recordcodec.RecordType]bool{}}
+	for _, s := range specs {
+		s = strings.TrimSpace(s)
+		if strings.EqualFold(s, "control") {
+			tf.control = true
+			continue
+		}
+		if n, err := strconv.ParseInt(s, 10, 16); err == nil {
+			tf.set[recordcodec.RecordType(n)] = true
+			continue
+		}
+		found := false
+		for t := recordcodec.RecordType(0); t <= 23; t++ {
+			if strings.EqualFold(t.String(), s) {
+				tf.set[t], found = true, true
+			}
+		}
+		if !found {
+			return nil, usageError{fmt.Errorf("--type %q is not a record type id, name or 'control'", s)}
+		}
+	}
+	return tf, nil
+}
+
+func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io.Writer) error {
+	if f.format != "text" && f.format != "jsonl" {
+		return usageError{fmt.Errorf("--format must be text or jsonl, not %q", f.format)}
+	}
+	layout, err := recordcodec.ParseLayout(f.layout)
+	if err != nil {
+		return usageError{err}
+	}
+	types, err := parseTypes(f.types)
+	if err != nil {
+		return err
+	}
+	mode := eventlog.Strict
+	if f.forensic {
+		mode = eventlog.Forensic
+	}
+	in, err := openInput(path, mode)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	parts, err := selectPartitions(in, f.partitions)
+	if err != nil {
+		return usageError{err}
+	}
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	defer out.Flush()
+	var print func(*eventlog.Batch, []dumplog.Entry) error
+	if f.format == "jsonl" {
+		p := &dumplog.JSONLPrinter{W: out}
+		print = p.Batch
+	} else {
+		p := &dumplog.TextPrinter{W: out}
+		print = p.Batch
+	}
+	dec := recordcodec.Decoder{Layout: layout, NoCopy: true}
+	filtering := f.group != "" || types != nil
+	var runErr error
+	for _, p := range parts {
+		if err := decodePartition(cmd, in, p, f, dec, types, filtering, print); err != nil {
+			runErr = err
+			break
+		}
+	}
+	if err := out.Flush(); err != nil && runErr == nil {
+		runErr = err
+	}
+	in.printReport(stderr)
+	return runErr
+}
+
+func decodePartition(cmd *cobra.Command, in *input, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
+	print func(*eventlog.Batch, []dumplog.Entry) error) error {
+	it, err := in.Batches(p, f.from)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var entries, kept []dumplog.Entry
+	// producers whose records were kept: their transaction markers are kept too.
+	producers := map[int64]bool{}
+	for it.Next() {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		b := it.Batch()
+		if b.BaseOffset > f.to {
+			break
+		}
+		entries = dumplog.DecodeBatch(dec, b, entries)
+		kept = kept[:0]
+		for _, e := range entries {
+			if e.Record.Offset < f.from || e.Record.Offset > f.to {
+				continue
+			}
+			if filtering && !keep(b, &e, f.group, types, producers) {
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if filtering && len(kept) == 0 {
+			continue
+		}
+		if err := print(b, kept); err != nil {
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		var prob *eventlog.Problem
+		if errors.As(err, &prob) {
+			return fmt.Errorf("stopped at damaged input (use --forensic to skip it and continue): %w", err)
+		}
+		return err
+	}
+	return nil
+}
+
+func keep(b *eventlog.Batch, e *dumplog.Entry, group string, types *typeFilter, producers map[int64]bool) bool {
+	if b.Attributes.Control() {
+		if types != nil && !types.control {
+			return false
+		}
+		if group != "" && !producers[b.ProducerID] {
+			return false
+		}
+		return true
+	}
+	k := e.Decoded.Key
+	if group != "" && (e.Err != nil && k.Group == "" || k.Group != group) {
+		return false
+	}
+	if types != nil && !types.set[k.Type] {
+		return false
+	}
+	if b.ProducerID >= 0 {
+		producers[b.ProducerID] = true
+	}
+	return true
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/eventlog/segment"
+)
+
+type importFlags struct {
+	db         string
+	partitions []int32
+	forensic   bool
+	progress   string
+}
+
+func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:   "import <segments-dir> --db <path>",
+		Short: "Import Kafka segment files into a coordlog Pebble log",
+		Long: `import copies the batches of a __consumer_offsets-N directory (or of every partition of a log
+directory) into a coordlog Pebble log, keeping offsets, batch boundaries, producer ids and
+epochs, transactional and control flags, timestamps and raw key/value bytes.
+
+It is idempotent (re-importing the same input adds nothing) and resumable (an interrupted
+import starts again where its last commit ended). Strict mode (the default) stops at the first
+damaged batch, leaving every batch before it imported; --forensic skips damaged input, reports
+it, and imports the rest.`,
+		Args: argsError(1, "one input directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd, args[0], f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.db, "db", "", "the coordlog database directory (created when missing)")
+	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these partitions (repeatable)")
+	fl.BoolVar(&f.forensic, "forensic", false, "skip damaged input, report it and import the rest")
+	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	_ = cmd.MarkFlagRequired("db")
+	return cmd
+}
+
+func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.Writer) error {
+	switch f.progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none, not %q", f.progress)}
+	}
+	if isPebbleDir(dir) {
+		return usageError{fmt.Errorf("%s is a coordlog database; import reads Kafka segment directories", dir)}
+	}
+	mode := eventlog.Strict
+	if f.forensic {
+		mode = eventlog.Forensic
+	}
+	r, err := segment.Open(dir, segment.Options{Mode: mode})
+	if err != nil {
+		return err
+	}
+	in := &input{Source: r, path: dir, report: r.Report(), close: func() error { return nil }}
+	parts, err := selectPartitions(r, f.partitions)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("%s holds no __consumer_offsets segments", dir)
+	}
+	var total int64
+	for _, p := range parts {
+		for _, file := range r.Files(p) {
+			if st, err := os.Stat(file); err == nil {
+				total += st.Size()
+			}
+		}
+	}
+	l, err := pebblelog.Open(f.db, nil)
+	if err != nil {
+		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+	}
+	defer l.Close()
+
+	// The next offsets before the import show, per partition, where a resumed import started.
+	before := map[int32]int64{}
+	for _, p := range parts {
+		before[p], _ = l.NextOffset(p)
+	}
+	show := newProgress(f.progress, stderr, total)
+	start := time.Now()
+	res, err := pebblelog.Import(cmd.Context(), r, l, pebblelog.ImportOptions{
+		Partitions: parts,
+		Progress:   show.update,
+	})
+	show.finish()
+	elapsed := time.Since(start)
+	in.printReport(stderr)
+	for _, p := range parts {
+		first, next, oerr := l.Offsets(p)
+		if oerr != nil {
+			continue
+		}
+		fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d, was %d before this import)\n", p, first, next-1, next, before[p])
+	}
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(res.Bytes) / s / (1 << 20)
+	}
+	fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes in %s (%.1f MB/s) into %s\n",
+		res.Batches, res.Records, res.Bytes, elapsed.Round(time.Millisecond), rate, f.db)
+	if err != nil {
+		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
+	}
+	return nil
+}
+
+// progress shows import progress as a bar on a terminal or as plain lines.
+type progress struct {
+	bar      *progressbar.ProgressBar
+	w        io.Writer
+	total    int64
+	start    time.Time
+	lastLine time.Time
+	last     pebblelog.ImportProgress
+	lines    bool
+}
+
+func newProgress(mode string, w io.Writer, total int64) *progress {
+	p := &progress{w: w, total: total, start: time.Now()}
+	if mode == "auto" {
+		mode = "lines"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			mode = "bar"
+		}
+	}
+	switch mode {
+	case "bar":
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("import"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionFullWidth(),
+		)
+	case "lines":
+		p.lines = true
+	}
+	return p
+}
+
+func (p *progress) update(ip pebblelog.ImportProgress) {
+	p.last = ip
+	switch {
+	case p.bar != nil:
+		p.bar.Describe(fmt.Sprintf("import p%d %d records", ip.Partition, ip.Records))
+		_ = p.bar.Set64(ip.Bytes)
+	case p.lines:
+		if time.Since(p.lastLine) < 2*time.Second {
+			return
+		}
+		p.lastLine = time.Now()
+		p.line(ip)
+	}
+}
+
+func (p *progress) line(ip pebblelog.ImportProgress) {
+	el := time.Since(p.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(ip.Bytes) / el
+	}
+	pct, eta := 100.0, ""
+	if p.total > 0 {
+		pct = 100 * float64(ip.Bytes) / float64(p.total)
+		if rate > 0 && ip.Bytes < p.total {
+			eta = fmt.Sprintf(" ETA %s", time.Duration(float64(p.total-ip.Bytes)/rate*float64(time.Second)).Round(time.Second))
+		}
+	}
+	fmt.Fprintf(p.w, "import: partition %d, %.0f%% (%d of %d bytes), %d records, %.1f MB/s, %.0f records/s%s\n",
+		ip.Partition, pct, ip.Bytes, p.total, ip.Records, rate/(1<<20), float64(ip.Records)/max(el, 1e-9), eta)
+}
+
+func (p *progress) finish() {
+	switch {
+	case p.bar != nil:
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.w)
+	case p.lines:
+		p.line(p.last)
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // the input is bad (strict mode) or the job failed
+	exitUsage    = 2
+	exitFindings = 1 // check found problems
+)
+
+// usageError marks errors in the command line.
+type usageError struct{ error }
+
+// run executes the replay CLI with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "replay:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		return ec.code
+	}
+	return exitFailure
+}
+
+// exitCodeError carries a specific exit code (e.g. check's "found something").
+type exitCodeError struct {
+	code int
+	msg  string
+}
+
+func (e exitCodeError) Error() string { return e.msg }
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "replay",
+		Short: "Read, import and replay Kafka __consumer_offsets logs",
+		Long: `replay reads __consumer_offsets logs: a broker's segment directories (one
+__consumer_offsets-N directory, or a log directory holding many) or a coordlog Pebble log
+created by "replay import". It prints records as kafka-dump-log --offsets-decoder does,
+imports segments into the Pebble log, and rebuilds group coordinator state by replay.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr))
+	return root
+}
+
+func argsError(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s needs %s (got %d arguments)", cmd.Name(), what, len(args))}
+		}
+		return nil
+	}
+}
+
+var _ = context.Background
