@@ -1,0 +1,392 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Version selects Kafka's version-dependent replay rules (default 4.4).
+	Version groupstate.KafkaVersion
+	// Mode is eventlog.Strict (stop at the first violation) or eventlog.Forensic (record it and
+	// continue). It also applies to the segment reader when the engine opens one.
+	Mode eventlog.Mode
+	// Layout overrides the record layout of ids whose schema changed between releases; by
+	// default it follows Version (Kafka 4.0 reads ids 9, 11 and 15 in their 4.0 layout).
+	Layout *recordcodec.Layout
+	// Observer, when set, sees every record and marker after it was applied (or refused).
+	Observer Observer
+}
+
+// Observer receives replay events in log order. The state it is given is the engine's live
+// state: read it, never keep it.
+type Observer interface {
+	Observe(ev *Event, st *groupstate.State)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(ev *Event, st *groupstate.State)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(ev *Event, st *groupstate.State) { f(ev, st) }
+
+// Event is one replayed record or transaction marker.
+type Event struct {
+	Partition int32
+	Batch     *eventlog.Batch // valid only during the callback
+	Offset    int64
+	Timestamp int64
+	// Record is the decoded coordinator record (nil Value: tombstone); zero for markers.
+	Record recordcodec.Record
+	// Marker is set for a COMMIT or ABORT control record.
+	Marker *Marker
+	// Skipped says why the record was not applied: "unknown-type" (skipped as Kafka does),
+	// "control" (a control record other than COMMIT/ABORT) or "" when it was applied.
+	Skipped string
+	// Violation is set when the record broke a replay rule (forensic mode continues after it).
+	Violation *Violation
+}
+
+// Marker is an end-of-transaction control record.
+type Marker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
+// Violation is a record Kafka's loader would have failed on: a decode failure (other than an
+// unknown record type), an unsupported value version, or a replay invariant
+// (IllegalStateException in GroupCoordinatorShard.replay).
+type Violation struct {
+	Partition int32
+	Offset    int64
+	Type      recordcodec.RecordType // -1 for control records and undecodable keys
+	Tombstone bool
+	File      string // the segment file, when known
+	Pos       int64  // the batch's byte position in File
+	Err       error
+}
+
+func (v *Violation) Error() string {
+	where := fmt.Sprintf("partition %d offset %d", v.Partition, v.Offset)
+	if v.File != "" {
+		where += fmt.Sprintf(" (%s, batch at byte %d)", v.File, v.Pos)
+	}
+	what := "record"
+	if v.Type >= 0 {
+		what = fmt.Sprintf("record type %d (%s)", int16(v.Type), v.Type)
+		if v.Tombstone {
+			what += " tombstone"
+		}
+	}
+	return fmt.Sprintf("%s: %s: %v", where, what, v.Err)
+}
+
+func (v *Violation) Unwrap() error { return v.Err }
+
+// Stats counts what an engine replayed. All fields are plain counters so that a snapshot can
+// carry them.
+type Stats struct {
+	Batches        int64
+	EmptyBatches   int64 // header-only batches (compaction leftovers)
+	Records        int64 // data records read (control records excluded)
+	Applied        [24]int64
+	Tombstones     [24]int64
+	UnknownTypes   int64 // records of types Kafka skips
+	Markers        int64 // COMMIT and ABORT records
+	Commits        int64
+	Aborts         int64
+	OtherControl   int64
+	TrailingBytes  int64 // records with bytes after their key or value (Kafka ignores them)
+	Violations     int64
+	LastOffset     int64 // the offset of the last record seen, -1 before any
+	LastTimestamp  int64
+	FirstOffset    int64 // the first offset replayed, -1 before any
+	TransactionBts int64 // transactional data batches
+}
+
+// Engine replays the records of one __consumer_offsets partition into a groupstate.State. It
+// is not safe for concurrent use; run one engine per partition.
+type Engine struct {
+	partition int32
+	opts      Options
+	layout    recordcodec.Layout
+	state     *groupstate.State
+	next      int64
+	stats     Stats
+	// violations are kept in forensic mode (strict mode stops at the first).
+	violations []Violation
+	// names interns group ids and topic names: offset commits decode their keys without
+	// copying, and the state keeps one copy of each name.
+	names map[string]string
+	ocv   recordcodec.OffsetCommitValue
+	ev    Event
+}
+
+// New returns an engine with an empty state for partition p.
+func New(p int32, opts Options) *Engine {
+	if !opts.Version.Valid() {
+		opts.Version = groupstate.DefaultKafkaVersion
+	}
+	e := &Engine{partition: p, opts: opts, state: groupstate.New(opts.Version), names: map[string]string{}}
+	e.layout = recordcodec.LayoutCurrent
+	if opts.Version == groupstate.Kafka40 {
+		e.layout = recordcodec.Layout40
+	}
+	if opts.Layout != nil {
+		e.layout = *opts.Layout
+	}
+	e.stats.LastOffset, e.stats.FirstOffset = -1, -1
+	return e
+}
+
+// Restore returns an engine that continues from a restored state: next is the offset the
+// state was replayed up to (exclusive).
+func Restore(p int32, st *groupstate.State, next int64, stats Stats, opts Options) *Engine {
+	opts.Version = st.Version()
+	e := New(p, opts)
+	e.state, e.next, e.stats = st, next, stats
+	return e
+}
+
+// Partition returns the engine's partition.
+func (e *Engine) Partition() int32 { return e.partition }
+
+// State returns the live state. Callers must only read it.
+func (e *Engine) State() *groupstate.State { return e.state }
+
+// NextOffset is the offset after the last applied batch.
+func (e *Engine) NextOffset() int64 { return e.next }
+
+// Stats returns the counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// Violations returns the violations recorded in forensic mode.
+func (e *Engine) Violations() []Violation { return append([]Violation(nil), e.violations...) }
+
+// Options returns the engine's options.
+func (e *Engine) Options() Options { return e.opts }
+
+// Run replays src's partition from the engine's next offset up to until (exclusive: records
+// at offsets >= until are not applied; math.MaxInt64 replays to the end). A batch that
+// straddles until is applied up to until, and the next offset is then until.
+func (e *Engine) Run(ctx context.Context, src eventlog.Source, until int64) error {
+	if e.next >= until {
+		return nil
+	}
+	it, err := src.Batches(e.partition, e.next)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		if n++; n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		b := it.Batch()
+		if b.BaseOffset >= until {
+			break
+		}
+		if err := e.apply(b, until); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// Apply replays one batch and advances the next offset past it.
+func (e *Engine) Apply(b *eventlog.Batch) error { return e.apply(b, math.MaxInt64) }
+
+func (e *Engine) apply(b *eventlog.Batch, until int64) error {
+	if b.LastOffset < e.next {
+		return nil // already replayed (a batch repeated by the source)
+	}
+	e.stats.Batches++
+	if len(b.Records) == 0 {
+		e.stats.EmptyBatches++
+	}
+	if b.Attributes.Control() {
+		for i := range b.Records {
+			r := &b.Records[i]
+			if r.Offset < e.next || r.Offset >= until {
+				continue
+			}
+			if err := e.applyControl(b, r); err != nil {
+				return err
+			}
+		}
+	} else {
+		if b.ProducerID != groupstate.NoProducerID {
+			e.stats.TransactionBts++
+		}
+		for i := range b.Records {
+			r := &b.Records[i]
+			if r.Offset < e.next || r.Offset >= until {
+				continue
+			}
+			if err := e.applyRecord(b, r); err != nil {
+				return err
+			}
+		}
+	}
+	if until <= b.LastOffset {
+		e.next = until
+	} else {
+		e.next = b.NextOffset()
+	}
+	return nil
+}
+
+func (e *Engine) seen(r *eventlog.Record) {
+	if e.stats.FirstOffset < 0 {
+		e.stats.FirstOffset = r.Offset
+	}
+	e.stats.LastOffset, e.stats.LastTimestamp = r.Offset, r.Timestamp
+}
+
+// violation records v; in strict mode it is returned and stops the replay.
+func (e *Engine) violation(b *eventlog.Batch, r *eventlog.Record, typ recordcodec.RecordType, tomb bool, err error) error {
+	v := Violation{Partition: e.partition, Offset: r.Offset, Type: typ, Tombstone: tomb, File: b.Origin.File, Pos: b.Origin.Pos, Err: err}
+	e.stats.Violations++
+	e.observe(b, r, func(ev *Event) { ev.Violation = &v })
+	if e.opts.Mode == eventlog.Strict {
+		return &v
+	}
+	e.violations = append(e.violations, v)
+	return nil
+}
+
+func (e *Engine) observe(b *eventlog.Batch, r *eventlog.Record, fill func(*Event)) {
+	if e.opts.Observer == nil {
+		return
+	}
+	e.ev = Event{Partition: e.partition, Batch: b, Offset: r.Offset, Timestamp: r.Timestamp}
+	fill(&e.ev)
+	e.opts.Observer.Observe(&e.ev, e.state)
+}
+
+func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {
+	e.seen(r)
+	k, err := recordcodec.DecodeControlKey(r.Key)
+	if err != nil {
+		return e.violation(b, r, -1, false, err)
+	}
+	if k.Type != recordcodec.ControlCommit && k.Type != recordcodec.ControlAbort {
+		// The loader only acts on COMMIT and ABORT.
+		e.stats.OtherControl++
+		e.observe(b, r, func(ev *Event) { ev.Skipped = "control" })
+		return nil
+	}
+	m, err := recordcodec.DecodeEndTxnMarker(r.Value)
+	if err != nil {
+		return e.violation(b, r, -1, false, err)
+	}
+	e.stats.Markers++
+	result := groupstate.TxnAbort
+	if k.Type == recordcodec.ControlCommit {
+		result = groupstate.TxnCommit
+		e.stats.Commits++
+	} else {
+		e.stats.Aborts++
+	}
+	if err := e.state.ReplayEndTransactionMarker(b.ProducerID, result); err != nil {
+		return e.violation(b, r, -1, false, err)
+	}
+	e.observe(b, r, func(ev *Event) {
+		ev.Marker = &Marker{ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, Commit: result == groupstate.TxnCommit, CoordinatorEpoch: m.CoordinatorEpoch}
+	})
+	return nil
+}
+
+func (e *Engine) intern(s string) string {
+	if v, ok := e.names[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	e.names[c] = c
+	return c
+}
+
+func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
+	e.seen(r)
+	e.stats.Records++
+	if r.Key == nil {
+		return e.violation(b, r, -1, false, errors.New("record has no key"))
+	}
+	// Offset commits are most of any real log: decode them without allocating.
+	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil && e.opts.Observer == nil {
+		return e.applyOffsetCommitFast(b, r)
+	}
+	rec, err := recordcodec.Decoder{Layout: e.layout}.Record(r.Key, r.Value)
+	if err != nil {
+		var ue *recordcodec.UnknownTypeError
+		var te *recordcodec.TrailingBytesError
+		switch {
+		case errors.As(err, &ue):
+			e.stats.UnknownTypes++
+			e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = rec, "unknown-type" })
+			return nil
+		case errors.As(err, &te):
+			e.stats.TrailingBytes++ // Kafka's readers ignore trailing bytes
+		default:
+			return e.violation(b, r, rec.Key.Type, r.Value == nil, err)
+		}
+	}
+	t := rec.Key.Type
+	if !e.opts.Version.ReplaysRecordType(int16(t)) {
+		// Known to the decoder of this layout, but not replayed by this Kafka version's shard
+		// (e.g. id 15 on 4.0, which has no case for it and throws).
+		return e.violation(b, r, t, rec.Value == nil, fmt.Errorf("Kafka %s does not replay record type %d", e.opts.Version, int16(t)))
+	}
+	if err := e.dispatch(rec, r.Offset, b.ProducerID); err != nil {
+		return e.violation(b, r, t, rec.Value == nil, err)
+	}
+	if rec.Value == nil {
+		e.stats.Tombstones[t]++
+	} else {
+		e.stats.Applied[t]++
+	}
+	e.observe(b, r, func(ev *Event) { ev.Record = rec })
+	return nil
+}
+
+func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) error {
+	d := recordcodec.Decoder{Layout: e.layout, NoCopy: true}
+	k, err := d.Key(r.Key)
+	if err == nil {
+		err = d.DecodeInto(&e.ocv, r.Value)
+	}
+	if err != nil {
+		var te *recordcodec.TrailingBytesError
+		if !errors.As(err, &te) {
+			return e.violation(b, r, recordcodec.OffsetCommit, false, err)
+		}
+		e.stats.TrailingBytes++
+	}
+	v := &e.ocv
+	meta := v.Metadata
+	if meta != "" {
+		meta = strings.Clone(meta)
+	}
+	err = e.state.ReplayOffsetCommit(r.Offset, b.ProducerID, e.intern(k.Group), e.intern(k.Topic), k.Partition, groupstate.OffsetCommitValue{
+		Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: meta, CommitTimestamp: v.CommitTimestamp,
+		ExpireTimestamp: v.ExpireTimestamp, TopicID: groupstate.Uuid(v.TopicId),
+	})
+	if err != nil {
+		return e.violation(b, r, recordcodec.OffsetCommit, false, err)
+	}
+	e.stats.Applied[recordcodec.OffsetCommit]++
+	return nil
+}
