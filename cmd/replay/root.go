@@ -62,7 +62,7 @@ imports segments into the Pebble log, and rebuilds group coordinator state by re
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr))
+	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	return root
 }
 

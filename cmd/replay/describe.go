@@ -1,0 +1,462 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/groupstate"
+)
+
+type describeFlags struct {
+	replayFlags
+	group  string
+	types  []string
+	format string
+}
+
+func newDescribeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f describeFlags
+	cmd := &cobra.Command{
+		Use:   "describe <segments-dir|db>",
+		Short: "Rebuild the coordinator state by replay and describe its groups",
+		Long: `describe replays the log (Kafka's replay rules, --kafka-version) and prints every group: type,
+state, epochs, members with their current and target assignments (partitions of consumer and
+share groups, tasks of streams groups), the topology of streams groups and the committed
+offsets. --at-offset shows the state as it was after that offset.
+
+The table reads like kafka-consumer-groups --describe --members --verbose and
+kafka-streams-groups --describe. --format json prints a stable document (see
+cmd/replay/README.md) whose groups are groupstate.Group values.
+
+Topic ids are shown as names where the log itself names them (offset commits of Kafka 4.1+
+carry topic ids, share-group state metadata and 4.0 partition metadata carry both).`,
+		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDescribe(cmd, args[0], &f, stdout, stderr)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.group, "group", "", "only this group")
+	fl.StringSliceVar(&f.types, "type", nil, "only groups of these types: classic, consumer, share, streams (repeatable)")
+	fl.StringVar(&f.format, "format", "table", "table or json")
+	return cmd
+}
+
+// describeDoc is the JSON document of describe. Its shape is part of coordlog's interface.
+type describeDoc struct {
+	KafkaVersion string            `json:"kafkaVersion"`
+	AtOffset     *int64            `json:"atOffset"` // null: the end of the log
+	Partitions   []describePartDoc `json:"partitions"`
+	Violations   []describeViolDoc `json:"violations,omitempty"`
+}
+
+type describePartDoc struct {
+	Partition  int32 `json:"partition"`
+	NextOffset int64 `json:"nextOffset"`
+	Records    int64 `json:"recordsReplayed"`
+	// TopicNames maps topic ids to names, as far as the log names them.
+	TopicNames []topicName        `json:"topicNames,omitempty"`
+	Groups     []describeGroupDoc `json:"groups"`
+	// OrphanOffsets are committed offsets whose group no longer exists.
+	OrphanOffsets       []groupstate.CommittedOffset    `json:"orphanOffsets,omitempty"`
+	PendingTransactions []groupstate.PendingTransaction `json:"pendingTransactions,omitempty"`
+}
+
+type describeGroupDoc struct {
+	groupstate.Group
+	Offsets []groupstate.CommittedOffset `json:"offsets,omitempty"`
+}
+
+type describeViolDoc struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error"`
+}
+
+type topicName struct {
+	TopicID string `json:"topicId"`
+	Name    string `json:"name"`
+}
+
+func parseGroupTypes(specs []string) (map[groupstate.GroupType]bool, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out := map[groupstate.GroupType]bool{}
+	for _, s := range specs {
+		t := groupstate.GroupType(strings.ToLower(strings.TrimSpace(s)))
+		switch t {
+		case groupstate.GroupTypeClassic, groupstate.GroupTypeConsumer, groupstate.GroupTypeShare, groupstate.GroupTypeStreams:
+			out[t] = true
+		default:
+			return nil, usageError{fmt.Errorf("--type %q: want classic, consumer, share or streams", s)}
+		}
+	}
+	return out, nil
+}
+
+func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stderr io.Writer) error {
+	if f.format != "table" && f.format != "json" {
+		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
+	}
+	types, err := parseGroupTypes(f.types)
+	if err != nil {
+		return err
+	}
+	r, err := replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	doc := buildDescribe(r, f.group, types, f.atOffset)
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if f.format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(doc)
+	}
+	printDescribe(out, doc, f.group != "")
+	return nil
+}
+
+func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool, atOffset int64) describeDoc {
+	doc := describeDoc{KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}}
+	if atOffset >= 0 {
+		doc.AtOffset = &atOffset
+	}
+	for _, res := range r.results {
+		e := res.Engine
+		st := e.State()
+		pd := describePartDoc{Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
+		names := topicNames(st)
+		for id, n := range names {
+			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id, Name: n})
+		}
+		slices.SortFunc(pd.TopicNames, func(a, b topicName) int { return strings.Compare(a.TopicID, b.TopicID) })
+		for _, g := range st.Groups() {
+			if group != "" && g.GroupID != group || types != nil && !types[g.Type] {
+				continue
+			}
+			pd.Groups = append(pd.Groups, describeGroupDoc{Group: g, Offsets: st.Offsets(g.GroupID)})
+		}
+		if types == nil {
+			for _, gid := range st.OffsetGroupIDs() {
+				if _, ok := st.GroupType(gid); ok || group != "" && gid != group {
+					continue
+				}
+				pd.OrphanOffsets = append(pd.OrphanOffsets, st.Offsets(gid)...)
+			}
+			for _, pt := range st.PendingTransactions() {
+				if group == "" || slices.ContainsFunc(pt.Offsets, func(o groupstate.CommittedOffset) bool { return o.GroupID == group }) {
+					pd.PendingTransactions = append(pd.PendingTransactions, pt)
+				}
+			}
+		}
+		for _, v := range e.Violations() {
+			doc.Violations = append(doc.Violations, describeViolDoc{Partition: v.Partition, Offset: v.Offset, Error: v.Error()})
+		}
+		doc.Partitions = append(doc.Partitions, pd)
+	}
+	return doc
+}
+
+// topicNames collects topic id -> name pairs that the replayed records state.
+func topicNames(st *groupstate.State) map[string]string {
+	names := map[string]string{}
+	for _, o := range st.AllOffsets() {
+		if !o.TopicID.IsZero() {
+			names[o.TopicID.String()] = o.Topic
+		}
+	}
+	for _, gid := range st.ShareGroupStatePartitionMetadataGroupIDs() {
+		m, _ := st.ShareGroupStatePartitionMetadata(gid)
+		for _, t := range append(slices.Clone(m.InitializingTopics), m.InitializedTopics...) {
+			names[t.TopicID.String()] = t.TopicName
+		}
+	}
+	for _, g := range st.Groups() {
+		if g.Consumer != nil {
+			for _, t := range g.Consumer.SubscriptionMetadata {
+				names[t.TopicID.String()] = t.TopicName
+			}
+		}
+	}
+	return names
+}
+
+func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
+	at := "the end of the log"
+	if doc.AtOffset != nil {
+		at = fmt.Sprintf("offset %d", *doc.AtOffset)
+	}
+	for _, p := range doc.Partitions {
+		fmt.Fprintf(w, "Partition %d: state at %s (next offset %d, %d records replayed, Kafka %s rules)\n",
+			p.Partition, at, p.NextOffset, p.Records, doc.KafkaVersion)
+		names := map[string]string{}
+		for _, t := range p.TopicNames {
+			names[t.TopicID] = t.Name
+		}
+		if len(p.Groups) == 0 {
+			fmt.Fprintln(w, "  no groups")
+		}
+		for _, g := range p.Groups {
+			fmt.Fprintln(w)
+			printGroup(w, g, names)
+		}
+		if len(p.OrphanOffsets) > 0 {
+			fmt.Fprintf(w, "\nCommitted offsets of groups that no longer exist:\n")
+			printOffsets(w, p.OrphanOffsets, true)
+		}
+		for _, pt := range p.PendingTransactions {
+			fmt.Fprintf(w, "\nOpen transaction of producer %d (pending, not visible as committed offsets):\n", pt.ProducerID)
+			printOffsets(w, pt.Offsets, true)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, v := range doc.Violations {
+		fmt.Fprintf(w, "violation: %s\n", v.Error)
+	}
+}
+
+func tw(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+func strp(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func int32p(v *int32) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func topicLabel(id groupstate.Uuid, names map[string]string) string {
+	if n, ok := names[id.String()]; ok {
+		return n
+	}
+	return id.String()
+}
+
+// partitionsLabel renders topic partitions as "orders:0,1;payments:2".
+func partitionsLabel[T any](tps []T, get func(T) (groupstate.Uuid, []int32), names map[string]string) string {
+	if len(tps) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, tp := range tps {
+		id, ps := get(tp)
+		parts = append(parts, topicLabel(id, names)+":"+intsLabel(ps))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ";")
+}
+
+func intsLabel(ps []int32) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ",")
+}
+
+func withEpochs(t groupstate.TopicPartitionsWithEpochs) (groupstate.Uuid, []int32) {
+	return t.TopicID, t.Partitions
+}
+
+func plain(t groupstate.TopicPartitions) (groupstate.Uuid, []int32) { return t.TopicID, t.Partitions }
+
+func tasksLabel[T any](ts []T, get func(T) (string, []int32)) string {
+	if len(ts) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, t := range ts {
+		id, ps := get(t)
+		parts = append(parts, id+":"+intsLabel(ps))
+	}
+	return strings.Join(parts, ";")
+}
+
+func taskE(t groupstate.TaskIDsWithEpochs) (string, []int32) { return t.SubtopologyID, t.Partitions }
+func task(t groupstate.TaskIDs) (string, []int32)            { return t.SubtopologyID, t.Partitions }
+
+func printGroup(w io.Writer, g describeGroupDoc, names map[string]string) {
+	switch {
+	case g.Classic != nil:
+		c := g.Classic
+		fmt.Fprintf(w, "GROUP %s  TYPE classic  STATE %s  PROTOCOL-TYPE %q  GENERATION %d  PROTOCOL %s  LEADER %s  MEMBERS %d\n",
+			g.GroupID, c.State, c.ProtocolType, c.Generation, strp(c.Protocol), strp(c.Leader), len(c.Members))
+		if len(c.Members) > 0 {
+			t := tw(w)
+			fmt.Fprintln(t, "  MEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tHOST\tSESSION-TIMEOUT\tREBALANCE-TIMEOUT\tSUBSCRIPTION\tASSIGNMENT")
+			for _, m := range c.Members {
+				sub, asg := "(not decoded)", "(not decoded)"
+				if m.ProtocolDecoded {
+					sub = strings.Join(m.SubscribedTopics, ",")
+					var parts []string
+					for _, tp := range m.AssignedPartitions {
+						parts = append(parts, tp.Topic+":"+intsLabel(tp.Partitions))
+					}
+					asg = strings.Join(parts, ";")
+				}
+				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
+					m.SessionTimeoutMs, m.RebalanceTimeoutMs, dash(sub), dash(asg))
+			}
+			t.Flush()
+		}
+	case g.Consumer != nil:
+		c := g.Consumer
+		fmt.Fprintf(w, "GROUP %s  TYPE consumer  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
+			g.GroupID, c.State, c.GroupEpoch, c.AssignmentEpoch, len(c.Members))
+		target := map[string][]groupstate.TopicPartitions{}
+		for _, ta := range c.TargetAssignment {
+			target[ta.MemberID] = ta.Partitions
+		}
+		if len(c.Members) > 0 {
+			t := tw(w)
+			fmt.Fprintln(t, "  MEMBER-ID\tINSTANCE-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tPENDING-REVOCATION\tTARGET-ASSIGNMENT")
+			for _, m := range c.Members {
+				subs := slices.Clone(m.SubscribedTopicNames)
+				if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
+					subs = append(subs, "regex "+*m.SubscribedTopicRegex)
+				}
+				sub := strings.Join(subs, ",")
+				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
+					m.MemberEpoch, m.StateName, dash(sub),
+					partitionsLabel(m.AssignedPartitions, withEpochs, names), partitionsLabel(m.PartitionsPendingRevocation, withEpochs, names),
+					partitionsLabel(target[m.MemberID], plain, names))
+				delete(target, m.MemberID)
+			}
+			t.Flush()
+		}
+		for id, tps := range target {
+			fmt.Fprintf(w, "  target assignment for member %s that has no metadata record: %s\n", id, partitionsLabel(tps, plain, names))
+		}
+		for _, re := range c.ResolvedRegularExpressions {
+			fmt.Fprintf(w, "  regex %q resolved to [%s] (metadata version %d)\n", re.Regex, strings.Join(re.Topics, ","), re.Version)
+		}
+	case g.Share != nil:
+		s := g.Share
+		fmt.Fprintf(w, "GROUP %s  TYPE share  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
+			g.GroupID, s.State, s.GroupEpoch, s.AssignmentEpoch, len(s.Members))
+		target := map[string][]groupstate.TopicPartitions{}
+		for _, ta := range s.TargetAssignment {
+			target[ta.MemberID] = ta.Partitions
+		}
+		if len(s.Members) > 0 {
+			t := tw(w)
+			fmt.Fprintln(t, "  MEMBER-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tTARGET-ASSIGNMENT")
+			for _, m := range s.Members {
+				fmt.Fprintf(t, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.MemberID, m.ClientID, m.ClientHost, m.MemberEpoch, m.StateName,
+					dash(strings.Join(m.SubscribedTopicNames, ",")), partitionsLabel(m.AssignedPartitions, plain, names),
+					partitionsLabel(target[m.MemberID], plain, names))
+			}
+			t.Flush()
+		}
+	case g.Streams != nil:
+		s := g.Streams
+		topo := "-"
+		if s.Topology != nil {
+			topo = strconv.Itoa(int(s.Topology.Epoch))
+		}
+		fmt.Fprintf(w, "GROUP %s  TYPE streams  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  TOPOLOGY-EPOCH %s  VALIDATED-TOPOLOGY-EPOCH %d  MEMBERS %d\n",
+			g.GroupID, s.State, s.GroupEpoch, s.AssignmentEpoch, topo, s.ValidatedTopologyEpoch, len(s.Members))
+		if len(s.LastAssignmentConfigs) > 0 {
+			var kv []string
+			for _, c := range s.LastAssignmentConfigs {
+				kv = append(kv, c.Key+"="+c.Value)
+			}
+			fmt.Fprintf(w, "  assignment configs: %s\n", strings.Join(kv, ", "))
+		}
+		if s.Topology != nil {
+			for _, st := range s.Topology.Subtopologies {
+				fmt.Fprintf(w, "  subtopology %s: sources [%s]", st.SubtopologyID, strings.Join(st.SourceTopics, ","))
+				if len(st.SourceTopicRegex) > 0 {
+					fmt.Fprintf(w, " source regexes [%s]", strings.Join(st.SourceTopicRegex, ","))
+				}
+				var rs, cl []string
+				for _, t := range st.RepartitionSourceTopics {
+					rs = append(rs, t.Name)
+				}
+				for _, t := range st.StateChangelogTopics {
+					cl = append(cl, t.Name)
+				}
+				fmt.Fprintf(w, " repartition sources [%s] repartition sinks [%s] changelogs [%s]\n",
+					strings.Join(rs, ","), strings.Join(st.RepartitionSinkTopics, ","), strings.Join(cl, ","))
+			}
+		}
+		target := map[string]groupstate.StreamsMemberTarget{}
+		for _, ta := range s.TargetAssignment {
+			target[ta.MemberID] = ta
+		}
+		if len(s.Members) > 0 {
+			t := tw(w)
+			fmt.Fprintln(t, "  MEMBER-ID\tPROCESS-ID\tCLIENT-ID\tHOST\tENDPOINT\tMEMBER-EPOCH\tSTATE\tACTIVE\tSTANDBY\tWARMUP\tPENDING-REVOCATION\tTARGET-ACTIVE\tTARGET-STANDBY\tTARGET-WARMUP")
+			for _, m := range s.Members {
+				proc, client, host, endpoint := "-", "-", "-", "-"
+				if md := m.Metadata; md != nil {
+					proc, client, host = md.ProcessID, md.ClientID, md.ClientHost
+					if md.UserEndpoint != nil {
+						endpoint = fmt.Sprintf("%s:%d", md.UserEndpoint.Host, md.UserEndpoint.Port)
+					}
+				}
+				act, stb, wrm, pend := "-", "-", "-", "-"
+				if a := m.AssignedTasks; a != nil {
+					act, stb, wrm = tasksLabel(a.ActiveTasks, taskE), tasksLabel(a.StandbyTasks, task), tasksLabel(a.WarmupTasks, task)
+				}
+				if p := m.TasksPendingRevocation; p != nil {
+					pend = tasksLabel(p.ActiveTasks, taskE)
+				}
+				ta := target[m.MemberID]
+				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, proc, client, host, endpoint,
+					int32p(m.MemberEpoch), dash(m.StateName), act, stb, wrm, pend,
+					tasksLabel(ta.ActiveTasks, task), tasksLabel(ta.StandbyTasks, task), tasksLabel(ta.WarmupTasks, task))
+			}
+			t.Flush()
+		}
+	}
+	if len(g.Offsets) > 0 {
+		printOffsets(w, g.Offsets, false)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool) {
+	t := tw(w)
+	if withGroup {
+		fmt.Fprint(t, "  GROUP\t")
+	} else {
+		fmt.Fprint(t, "  ")
+	}
+	fmt.Fprintln(t, "TOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMIT-TIMESTAMP\tRECORD-OFFSET")
+	for _, o := range offs {
+		if withGroup {
+			fmt.Fprintf(t, "  %s\t", o.GroupID)
+		} else {
+			fmt.Fprint(t, "  ")
+		}
+		fmt.Fprintf(t, "%s\t%d\t%d\t%d\t%s\t%d\t%d\n", o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch, dash(strconv.Quote(o.Metadata)), o.CommitTimestamp, o.RecordOffset)
+	}
+	t.Flush()
+}
