@@ -1,0 +1,345 @@
+package coordinator
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"slices"
+)
+
+// assignMember is one member of the assignor input (GroupSpec): its process and its
+// *current* assigned tasks (Kafka feeds the current assignment, not the previous target).
+type assignMember struct {
+	id        string
+	processID string
+	active    taskMap
+	standby   taskMap
+	offsets   map[TaskID]int64
+}
+
+type aMember struct {
+	id      string
+	proc    *aProc
+	count   int
+	active  []TaskID
+	standby []TaskID
+}
+
+type aProc struct {
+	id        string
+	members   []*aMember // sorted by id
+	taskCount int
+	tasks     map[TaskID]bool
+	idx       int
+}
+
+func (p *aProc) load() float64 {
+	if len(p.members) == 0 {
+		return -1
+	}
+	return float64(p.taskCount) / float64(len(p.members))
+}
+
+func (p *aProc) add(m *aMember, t TaskID, active bool) int {
+	p.taskCount++
+	p.tasks[t] = true
+	if active {
+		m.active = append(m.active, t)
+	} else {
+		m.standby = append(m.standby, t)
+	}
+	m.count++
+	return m.count
+}
+
+// leastLoaded is the member with the fewest tasks; ties go to the smallest member id (Java's
+// heap order is unspecified there).
+func (p *aProc) leastLoaded() *aMember {
+	var best *aMember
+	for _, m := range p.members {
+		if best == nil || m.count < best.count {
+			best = m
+		}
+	}
+	return best
+}
+
+// procHeap orders processes by load, ties by process id (deterministic; Java leaves ties to
+// PriorityQueue order).
+type procHeap []*aProc
+
+func (h procHeap) Len() int { return len(h) }
+func (h procHeap) Less(i, j int) bool {
+	li, lj := h[i].load(), h[j].load()
+	if li != lj {
+		return li < lj
+	}
+	return h[i].id < h[j].id
+}
+func (h procHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].idx = i; h[j].idx = j }
+func (h *procHeap) Push(x any)   { p := x.(*aProc); p.idx = len(*h); *h = append(*h, p) }
+func (h *procHeap) Pop() any     { old := *h; n := len(old); p := old[n-1]; *h = old[:n-1]; return p }
+func (h procHeap) peek() *aProc  { return h[0] }
+func newProcHeap(ps []*aProc) *procHeap {
+	h := procHeap(slices.Clone(ps))
+	for i, p := range h {
+		p.idx = i
+	}
+	heap.Init(&h)
+	return &h
+}
+
+type stickyState struct {
+	procs          map[string]*aProc
+	procList       []*aProc
+	prevActive     map[TaskID]*aMember
+	standbyRanked  map[TaskID][]*aMember
+	numStandby     int
+	totalActive    int
+	totalTasks     int
+	activeCapacity int
+	taskCapacity   int
+	activeQuota    int
+	totalQuota     int
+}
+
+func ceilDiv(a, b int) int {
+	if b == 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+func (s *stickyState) afterActive(n int) {
+	if n == s.activeQuota {
+		s.activeCapacity--
+		s.totalActive -= n
+		s.activeQuota = ceilDiv(s.totalActive, s.activeCapacity)
+	}
+}
+
+func (s *stickyState) afterTotal(n int) {
+	if n == s.totalQuota {
+		s.taskCapacity--
+		s.totalTasks -= n
+		s.totalQuota = ceilDiv(s.totalTasks, s.taskCapacity)
+	}
+}
+
+// pickPrev is findPrevMemberWithLeastLoad: the first candidate, replaced by a later one only
+// when both its process load and its own count are strictly lower; with skip, candidates
+// whose process already holds the task are ignored.
+func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
+	var best *aMember
+	var bestLoad float64
+	var bestCount int
+	for _, m := range cands {
+		if skip != nil && m.proc.tasks[*skip] {
+			continue
+		}
+		l := m.proc.load()
+		if best == nil || (l < bestLoad && m.count < bestCount) {
+			best, bestLoad, bestCount = m, l, m.count
+		}
+	}
+	return best
+}
+
+// stickyAssign is Kafka 4.4's StickyTaskAssignor (fact sheet 5.2) with deterministic tie
+// breaking. subs must be sorted by id; members sorted by id.
+func stickyAssign(members []assignMember, subs []configuredSubtopology, numStandby int) (map[string]tuple, error) {
+	s := &stickyState{procs: map[string]*aProc{}, prevActive: map[TaskID]*aMember{}, standbyRanked: map[TaskID][]*aMember{}, numStandby: numStandby}
+	for _, st := range subs {
+		n := int(st.numTasks)
+		s.totalActive += n
+		s.totalTasks += n
+		if st.stateful {
+			s.totalTasks += n * numStandby
+		}
+	}
+	s.activeCapacity, s.taskCapacity = len(members), len(members)
+	s.activeQuota = ceilDiv(s.totalActive, s.activeCapacity)
+	s.totalQuota = ceilDiv(s.totalTasks, s.taskCapacity)
+
+	type cand struct {
+		m      *aMember
+		prevSB bool
+		offset int64
+		order  int
+	}
+	cands := map[TaskID][]cand{}
+	all := make([]*aMember, len(members))
+	for i, in := range members {
+		p := s.procs[in.processID]
+		if p == nil {
+			p = &aProc{id: in.processID, tasks: map[TaskID]bool{}}
+			s.procs[in.processID] = p
+			s.procList = append(s.procList, p)
+		}
+		m := &aMember{id: in.id, proc: p}
+		p.members = append(p.members, m)
+		all[i] = m
+		for t := range in.active {
+			s.prevActive[t] = m // last member seen wins, as in Kafka
+		}
+		for t := range in.standby {
+			cands[t] = append(cands[t], cand{m, true, in.offsets[t], len(cands[t])})
+		}
+		for t, off := range in.offsets {
+			if in.standby.has(t) {
+				continue
+			}
+			cands[t] = append(cands[t], cand{m, false, off, len(cands[t])})
+		}
+	}
+	slices.SortFunc(s.procList, func(a, b *aProc) int { return cmp.Compare(a.id, b.id) })
+	for t, cs := range cands {
+		slices.SortStableFunc(cs, func(a, b cand) int {
+			if a.prevSB != b.prevSB {
+				if a.prevSB {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(b.offset, a.offset)
+		})
+		ms := make([]*aMember, len(cs))
+		for i, c := range cs {
+			ms[i] = c.m
+		}
+		s.standbyRanked[t] = ms
+	}
+
+	// Active tasks.
+	var tasks []TaskID
+	for _, st := range subs {
+		for p := int32(0); p < st.numTasks; p++ {
+			tasks = append(tasks, TaskID{st.id, p})
+		}
+	}
+	slices.SortFunc(tasks, func(a, b TaskID) int {
+		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Subtopology, b.Subtopology)
+	})
+	rest := tasks[:0:0]
+	for _, t := range tasks {
+		if m := s.prevActive[t]; m != nil && m.count < s.activeQuota {
+			n := m.proc.add(m, t, true)
+			s.afterActive(n)
+			s.afterTotal(n)
+			continue
+		}
+		rest = append(rest, t)
+	}
+	rest2 := rest[:0:0]
+	for _, t := range rest {
+		if m := s.pickPrev(s.standbyRanked[t], nil); m != nil && m.count < s.activeQuota {
+			n := m.proc.add(m, t, true)
+			s.afterActive(n)
+			s.afterTotal(n)
+			continue
+		}
+		rest2 = append(rest2, t)
+	}
+	slices.SortFunc(rest2, compareTask)
+	if len(rest2) > 0 {
+		if len(s.procList) == 0 {
+			return nil, fmt.Errorf("no process available to assign active task %v", rest2[0])
+		}
+		h := newProcHeap(s.procList)
+		for _, t := range rest2 {
+			p := h.peek()
+			m := p.leastLoaded()
+			n := p.add(m, t, true)
+			s.afterActive(n)
+			s.afterTotal(n)
+			heap.Fix(h, 0)
+		}
+	}
+
+	// Standby tasks.
+	if numStandby > 0 {
+		var stateful []TaskID
+		for _, st := range subs {
+			if st.stateful {
+				for p := int32(0); p < st.numTasks; p++ {
+					stateful = append(stateful, TaskID{st.id, p})
+				}
+			}
+		}
+		slices.SortFunc(stateful, func(a, b TaskID) int {
+			if c := cmp.Compare(b.Partition, a.Partition); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.Subtopology, a.Subtopology)
+		})
+		type queued struct {
+			t    TaskID
+			left int
+		}
+		var queue []queued
+		for _, t := range stateful {
+			for i := 0; i < numStandby; i++ {
+				if m := s.prevActive[t]; m != nil && !m.proc.tasks[t] && m.count < s.totalQuota {
+					s.afterTotal(m.proc.add(m, t, false))
+					continue
+				}
+				if m := s.pickPrev(s.standbyRanked[t], &t); m != nil && m.count < s.totalQuota {
+					s.afterTotal(m.proc.add(m, t, false))
+					continue
+				}
+				queue = append(queue, queued{t, numStandby - i})
+				break
+			}
+		}
+		slices.SortFunc(queue, func(a, b queued) int { return compareTask(b.t, a.t) })
+		h := newProcHeap(s.procList)
+		var popped []*aProc
+		for _, q := range queue {
+			for i := 0; i < q.left; i++ {
+				popped = popped[:0]
+				var target *aProc
+				for h.Len() > 0 {
+					p := heap.Pop(h).(*aProc)
+					popped = append(popped, p)
+					if !p.tasks[q.t] {
+						target = p
+						break
+					}
+				}
+				if target != nil {
+					if m := target.leastLoaded(); m != nil {
+						s.afterTotal(target.add(m, q.t, false))
+					}
+				}
+				for _, p := range popped {
+					heap.Push(h, p)
+				}
+				if target == nil {
+					break // every process holds the task: not enough capacity
+				}
+			}
+		}
+	}
+
+	out := make(map[string]tuple, len(all))
+	for _, m := range all {
+		var tt tuple
+		if len(m.active) > 0 {
+			tt.active = make(taskMap, len(m.active))
+			for _, t := range m.active {
+				tt.active[t] = 0
+			}
+		}
+		if len(m.standby) > 0 {
+			tt.standby = make(taskMap, len(m.standby))
+			for _, t := range m.standby {
+				tt.standby[t] = 0
+			}
+		}
+		out[m.id] = tt
+	}
+	return out, nil
+}

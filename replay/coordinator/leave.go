@@ -1,0 +1,191 @@
+package coordinator
+
+import (
+	"slices"
+
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// leave is streamsGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
+func (c *Coordinator) leave(st *groupstate.State, soft *Soft, r *kmsg.StreamsGroupHeartbeatRequest) (Result, *apiError) {
+	typ, ok := st.GroupType(r.Group)
+	if !ok {
+		return Result{}, errf(ErrGroupIDNotFound, "Group %s not found.", r.Group)
+	}
+	if typ != groupstate.GroupTypeStreams {
+		return Result{}, errf(ErrGroupIDNotFound, "Group %s is not a streams group.", r.Group)
+	}
+	v, _ := st.StreamsGroup(r.Group)
+	g := groupFromView(&v)
+	if r.ShutdownApplication {
+		if gs := soft.group(g.id); gs.ShutdownRequestedBy == "" {
+			gs.ShutdownRequestedBy = r.MemberID
+		}
+	}
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = r.Version
+	resp.MemberID, resp.MemberEpoch = r.MemberID, r.MemberEpoch
+	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+	var m *member
+	if r.InstanceID == nil {
+		if m = g.members[r.MemberID]; m == nil {
+			return Result{}, errf(ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
+		}
+	} else {
+		inst := *r.InstanceID
+		if id := g.static[inst]; id != "" {
+			m = g.members[id]
+		}
+		if m == nil {
+			return Result{}, errf(ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+		}
+		if m.id != r.MemberID {
+			return Result{}, errf(ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, m.id)
+		}
+		if r.MemberEpoch == -2 {
+			// The member keeps its tasks (nobody else may take them) and its timers; active
+			// assignment epochs restart at 0 for the member id that will rejoin.
+			n := m.clone()
+			n.epoch = -2
+			n.pending = tuple{}
+			for t := range n.assigned.active {
+				n.assigned.active[t] = 0
+			}
+			return Result{Response: resp, Records: []recordcodec.Record{currentAssignmentRecord(g.id, n)}}, nil
+		}
+	}
+	return Result{Response: resp, Records: fence(g, soft, m.id)}, nil
+}
+
+// fence is streamsGroupFenceMember: tombstones 22, 21, 19, then record 17 with the epoch
+// bumped and the stored hash, validated epoch and assignment configs; when the last member
+// goes, record 20 at the new epoch with timestamp 0 so the next assignment is not delayed.
+func fence(g *group, soft *Soft, memberID string) []recordcodec.Record {
+	recs := removeMemberRecords(g.id, memberID)
+	recs = append(recs, groupMetadataRecord(g, g.epoch+1, g.metadataHash, g.validatedTopologyEpoch, g.lastAssignmentConfigs))
+	if len(g.members) == 1 {
+		recs = append(recs, targetMetadataRecord(g.id, g.epoch+1, 0))
+	}
+	if gs := soft.Groups[g.id]; gs != nil {
+		gs.removeMember(memberID)
+		if len(g.members) == 1 {
+			gs.ShutdownRequestedBy = ""
+		}
+	}
+	return recs
+}
+
+// TimerKind names what a fired timer did.
+type TimerKind string
+
+const (
+	TimerSession      TimerKind = "session-timeout"
+	TimerRebalance    TimerKind = "rebalance-timeout"
+	TimerInitialDelay TimerKind = "initial-rebalance-delay"
+)
+
+// TimerResult is the outcome of one fired timer: its records form one atomic batch.
+type TimerResult struct {
+	Kind    TimerKind
+	Group   string
+	Member  string
+	Records []recordcodec.Record
+}
+
+// Tick fires the earliest timer due at now (deadline <= now), if any, and returns its
+// records. Each timer is its own write operation in Kafka, so the caller appends and
+// applies the records before calling Tick again; it loops until ok is false. Ties are broken
+// by group id, then kind, then member id, so runs are deterministic.
+func (c *Coordinator) Tick(st *groupstate.State, soft *Soft, md *Metadata, now int64) (TimerResult, bool) {
+	type due struct {
+		at     int64
+		group  string
+		kind   TimerKind
+		member string
+	}
+	var best *due
+	consider := func(d due) {
+		if d.at == 0 || d.at > now {
+			return
+		}
+		if best == nil || d.at < best.at || (d.at == best.at && (d.group < best.group || d.group == best.group && (d.kind < best.kind || d.kind == best.kind && d.member < best.member))) {
+			best = &d
+		}
+	}
+	for _, gid := range sortedKeys(soft.Groups) {
+		gs := soft.Groups[gid]
+		consider(due{gs.InitialDelayDeadline, gid, TimerInitialDelay, ""})
+		for _, mid := range gs.sortedMemberIDs() {
+			ms := gs.Members[mid]
+			consider(due{ms.SessionDeadline, gid, TimerSession, mid})
+			consider(due{ms.RebalanceDeadline, gid, TimerRebalance, mid})
+		}
+	}
+	if best == nil {
+		return TimerResult{}, false
+	}
+	gs := soft.Groups[best.group]
+	res := TimerResult{Kind: best.kind, Group: best.group, Member: best.member}
+	v, ok := st.StreamsGroup(best.group)
+	switch best.kind {
+	case TimerInitialDelay:
+		gs.InitialDelayDeadline = 0
+		if !ok || len(v.Members) == 0 || v.GroupEpoch <= v.AssignmentEpoch || gs.configured == nil {
+			return res, true
+		}
+		g := groupFromView(&v)
+		cfg := c.config(g.id)
+		// computeDelayedTargetAssignment uses the stored assignment configs.
+		_, _, _, err := c.maybeUpdateTarget(g, gs, g.epoch, gs.configured, g.lastAssignmentConfigs, cfg, now, &res.Records)
+		if err != nil {
+			res.Records = nil
+		}
+		return res, true
+	case TimerSession, TimerRebalance:
+		ms := gs.Members[best.member]
+		if best.kind == TimerSession {
+			ms.SessionDeadline = 0
+		} else {
+			ms.RebalanceDeadline = 0
+		}
+		if !ok {
+			gs.removeMember(best.member)
+			return res, true
+		}
+		g := groupFromView(&v)
+		m := g.members[best.member]
+		if m == nil {
+			gs.removeMember(best.member)
+			return res, true
+		}
+		if best.kind == TimerRebalance && m.epoch != ms.RebalanceEpoch {
+			return res, true
+		}
+		res.Records = fence(g, soft, m.id)
+		return res, true
+	}
+	return res, true
+}
+
+// NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
+func (s *Soft) NextDeadline() int64 {
+	var ds []int64
+	for _, gs := range s.Groups {
+		if gs.InitialDelayDeadline != 0 {
+			ds = append(ds, gs.InitialDelayDeadline)
+		}
+		for _, ms := range gs.Members {
+			for _, d := range []int64{ms.SessionDeadline, ms.RebalanceDeadline} {
+				if d != 0 {
+					ds = append(ds, d)
+				}
+			}
+		}
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	return slices.Min(ds)
+}

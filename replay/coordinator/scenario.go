@@ -1,0 +1,507 @@
+package coordinator
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Scenario language (one command per line, '#' starts a comment):
+//
+//	config key=value...        session, heartbeat, maxsize, standby, delay, interval,
+//	                           taskoffset, warmups, lag, assignor, topology-updates, tags (a,b)
+//	group NAME                 the group the next commands address (default "app")
+//	topic NAME PARTITIONS      create or resize a topic (bumps the metadata version)
+//	deltopic NAME              delete a topic
+//	sub ID source=a,b changelog=c,d repsource=x[:n] repsink=y copart=s0,r0[;s1,s2]
+//	                           add a subtopology to the topology members join with
+//	topology-epoch N           epoch of that topology (default 0)
+//	join M [instance=I] [process=P] [rack=R] [endpoint=H:PORT] [tags=k:v,..] [timeout=MS] [version=1]
+//	     [topology-epoch=N] [shutdown]
+//	hb M [epoch=N] [owned=none|keep] [active=S:P,P/S:P] [standby=..] [warmup=..] [process=P]
+//	     [rack=R] [endpoint=H:PORT] [tags=..] [offsets=S:P=O,..] [endoffsets=..] [epi=N] [shutdown] [version=1]
+//	leave M [static] [shutdown]
+//	clock +MS | clock =MS
+//	tick                       fire every due timer (each is one batch)
+//	converge [N]               heartbeat every member until nothing changes (at most N rounds)
+//	describe                   print StreamsGroupDescribe of the group
+//	state                      print the group view
+//
+// Simulated clients behave like the Java client: they report the tasks of their last
+// assignment as owned (revoking at once) and rejoin with epoch 0 after a fencing error.
+
+// Client is the simulated state of one streams client.
+type Client struct {
+	MemberID string
+	Instance *string
+	Epoch    int32
+	Active   []kmsg.TaskIDs
+	Standby  []kmsg.TaskIDs
+	Warmup   []kmsg.TaskIDs
+	EPI      int32
+	Joined   bool
+}
+
+// Runner executes scenarios through a Coordinator and applies every batch with Apply.
+type Runner struct {
+	Coord     *Coordinator
+	Cfg       Config
+	State     func() *groupstate.State
+	Apply     func(*eventlog.Batch) error
+	NextOff   func() int64
+	Partition int32
+	Soft      *Soft
+	Meta      *Metadata
+	Now       int64
+	Group     string
+	Clients   map[string]*Client
+	Out       io.Writer
+	Batches   int
+	Records   int
+
+	subs       []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology
+	topoEpoch  int32
+	instanceOf map[string]string
+}
+
+// NewRunner prepares a runner; Coord.Config is set to return r.Cfg.
+func NewRunner(state func() *groupstate.State, apply func(*eventlog.Batch) error, next func() int64, out io.Writer) *Runner {
+	r := &Runner{Cfg: DefaultConfig(), State: state, Apply: apply, NextOff: next, Soft: NewSoft(),
+		Meta: &Metadata{Topics: map[string]TopicMetadata{}}, Group: "app", Clients: map[string]*Client{}, Out: out, Now: 1000}
+	r.Coord = &Coordinator{Config: func(string) Config { return r.Cfg }}
+	return r
+}
+
+func (r *Runner) printf(format string, args ...any) {
+	if r.Out != nil {
+		fmt.Fprintf(r.Out, format, args...)
+	}
+}
+
+// Run executes a whole script.
+func (r *Runner) Run(script io.Reader) error {
+	sc := bufio.NewScanner(script)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		r.printf("> %s\n", text)
+		if err := r.Exec(text); err != nil {
+			return fmt.Errorf("line %d: %s: %w", line, text, err)
+		}
+	}
+	return sc.Err()
+}
+
+func parseArgs(fields []string) (map[string]string, []string) {
+	kv := map[string]string{}
+	var pos []string
+	for _, f := range fields {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			kv[k] = v
+		} else {
+			pos = append(pos, f)
+		}
+	}
+	return kv, pos
+}
+
+func atoi32(s string) int32 { n, _ := strconv.ParseInt(s, 10, 32); return int32(n) }
+
+// parseTasks reads "S:P,P/S:P" into task lists; "" is an empty (non-null) list.
+func parseTasks(s string) []kmsg.TaskIDs {
+	out := []kmsg.TaskIDs{}
+	if s == "" {
+		return out
+	}
+	for _, part := range strings.Split(s, "/") {
+		sub, ps, _ := strings.Cut(part, ":")
+		t := kmsg.TaskIDs{SubtopologyID: sub}
+		for _, p := range strings.Split(ps, ",") {
+			if p != "" {
+				t.Partitions = append(t.Partitions, atoi32(p))
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func parseOffsets(s string) []kmsg.TaskOffset {
+	out := []kmsg.TaskOffset{}
+	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue
+		}
+		tp, off, _ := strings.Cut(part, "=")
+		sub, p, _ := strings.Cut(tp, ":")
+		o, _ := strconv.ParseInt(off, 10, 64)
+		out = append(out, kmsg.TaskOffset{SubtopologyID: sub, Partition: atoi32(p), Offset: o})
+	}
+	return out
+}
+
+// Exec runs one command.
+func (r *Runner) Exec(text string) error {
+	fields := strings.Fields(text)
+	args, pos := parseArgs(fields[1:])
+	switch fields[0] {
+	case "config":
+		for k, v := range args {
+			switch k {
+			case "session":
+				r.Cfg.SessionTimeoutMs = atoi32(v)
+			case "heartbeat":
+				r.Cfg.HeartbeatIntervalMs = atoi32(v)
+			case "maxsize":
+				r.Cfg.MaxSize = atoi32(v)
+			case "standby":
+				r.Cfg.NumStandbyReplicas = atoi32(v)
+			case "delay":
+				r.Cfg.InitialRebalanceDelayMs = atoi32(v)
+			case "interval":
+				r.Cfg.AssignmentIntervalMs = atoi32(v)
+			case "taskoffset":
+				r.Cfg.TaskOffsetIntervalMs = atoi32(v)
+			case "warmups":
+				r.Cfg.NumWarmupReplicas = atoi32(v)
+			case "lag":
+				n, _ := strconv.ParseInt(v, 10, 64)
+				r.Cfg.AcceptableRecoveryLag = n
+			case "assignor":
+				r.Cfg.Assignor = v
+			case "topology-updates":
+				r.Cfg.TopologyUpdates = v == "true"
+			case "tags":
+				r.Cfg.RackAwareAssignmentTags = strings.Split(v, ",")
+			default:
+				return fmt.Errorf("unknown config %q", k)
+			}
+		}
+		return r.Cfg.Validate()
+	case "group":
+		r.Group = pos[0]
+	case "topic":
+		r.Meta.Topics[pos[0]] = TopicMetadata{ID: topicID(pos[0]), Partitions: atoi32(pos[1])}
+		r.Meta.Version++
+	case "deltopic":
+		delete(r.Meta.Topics, pos[0])
+		r.Meta.Version++
+	case "sub":
+		s := kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{SubtopologyID: pos[0]}
+		split := func(k string) []string {
+			if args[k] == "" {
+				return []string{}
+			}
+			return strings.Split(args[k], ",")
+		}
+		s.SourceTopics = split("source")
+		s.RepartitionSinkTopics = split("repsink")
+		s.StateChangelogTopics = []kmsg.TopicInfo{}
+		s.RepartitionSourceTopics = []kmsg.TopicInfo{}
+		for _, c := range split("changelog") {
+			name, n, _ := strings.Cut(c, ":")
+			s.StateChangelogTopics = append(s.StateChangelogTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
+		}
+		for _, c := range split("repsource") {
+			name, n, _ := strings.Cut(c, ":")
+			s.RepartitionSourceTopics = append(s.RepartitionSourceTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
+		}
+		s.CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{}
+		if cp := args["copart"]; cp != "" {
+			for _, grp := range strings.Split(cp, ";") {
+				cg := kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{SourceTopics: []int16{}, SourceTopicRegex: []int16{}, RepartitionSourceTopics: []int16{}}
+				for _, ix := range strings.Split(grp, ",") {
+					n := int16(atoi32(ix[1:]))
+					if ix[0] == 's' {
+						cg.SourceTopics = append(cg.SourceTopics, n)
+					} else {
+						cg.RepartitionSourceTopics = append(cg.RepartitionSourceTopics, n)
+					}
+				}
+				s.CopartitionGroups = append(s.CopartitionGroups, cg)
+			}
+		}
+		if rx := args["regex"]; rx != "" {
+			s.SourceTopicRegex = []string{rx}
+		}
+		r.subs = append(r.subs, s)
+	case "topology-epoch":
+		r.topoEpoch = atoi32(pos[0])
+	case "clock":
+		v := pos[0]
+		if strings.HasPrefix(v, "+") {
+			n, _ := strconv.ParseInt(v[1:], 10, 64)
+			r.Now += n
+		} else {
+			n, _ := strconv.ParseInt(strings.TrimPrefix(v, "="), 10, 64)
+			r.Now = n
+		}
+	case "tick":
+		return r.Tick()
+	case "join", "hb", "leave":
+		return r.heartbeat(fields[0], pos[0], args, slices.Contains(pos, "static"), slices.Contains(pos, "shutdown") || args["shutdown"] == "true")
+	case "converge":
+		n := 50
+		if len(pos) > 0 {
+			n = int(atoi32(pos[0]))
+		}
+		_, err := r.Converge(n)
+		return err
+	case "describe":
+		resp := r.Coord.Describe(r.State(), r.Soft, &kmsg.StreamsGroupDescribeRequest{Version: 1, Groups: []string{r.Group}})
+		b, _ := json.Marshal(resp.Groups)
+		r.printf("  %s\n", b)
+	case "state":
+		v, _ := r.State().StreamsGroup(r.Group)
+		b, _ := json.Marshal(v)
+		r.printf("  %s\n", b)
+	default:
+		return fmt.Errorf("unknown command %q", fields[0])
+	}
+	return nil
+}
+
+func topicID(name string) [16]byte {
+	var id [16]byte
+	copy(id[:], name)
+	id[15] = byte(len(name))
+	return id
+}
+
+func (r *Runner) topology() *kmsg.StreamsGroupHeartbeatRequestTopology {
+	return &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: r.topoEpoch, Subtopologies: slices.Clone(r.subs)}
+}
+
+// Tick fires due timers until none is left.
+func (r *Runner) Tick() error {
+	for {
+		res, ok := r.Coord.Tick(r.State(), r.Soft, r.Meta, r.Now)
+		if !ok {
+			return nil
+		}
+		r.printf("  timer %s %s %s\n", res.Kind, res.Group, res.Member)
+		if err := r.append(res.Records); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Runner) append(recs []recordcodec.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b, err := NewBatch(r.Partition, r.NextOff(), r.Now, recs)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		var line []byte
+		line = recordcodec.AppendDumpLogKey(line, rec.Key)
+		line = append(line, ' ')
+		line = recordcodec.AppendDumpLogPayload(line, rec.Value)
+		r.printf("  + %s\n", line)
+	}
+	r.Batches++
+	r.Records += len(recs)
+	return r.Apply(b)
+}
+
+func (r *Runner) client(id string) *Client {
+	c := r.Clients[id]
+	if c == nil {
+		c = &Client{MemberID: id}
+		r.Clients[id] = c
+	}
+	return c
+}
+
+// Heartbeat sends one heartbeat of a simulated client with default behaviour.
+func (r *Runner) Heartbeat(id string) (Result, error) {
+	return r.heartbeatRes("hb", id, map[string]string{}, false, false)
+}
+
+func (r *Runner) heartbeat(cmd, id string, args map[string]string, static, shutdown bool) error {
+	_, err := r.heartbeatRes(cmd, id, args, static, shutdown)
+	return err
+}
+
+func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, shutdown bool) (Result, error) {
+	c := r.client(id)
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID = r.Group, c.MemberID
+	if v, ok := args["version"]; ok {
+		req.Version = int16(atoi32(v))
+	}
+	req.EndpointInformationEpoch = c.EPI
+	if v, ok := args["epi"]; ok {
+		req.EndpointInformationEpoch = atoi32(v)
+	}
+	req.RebalanceTimeoutMillis = -1
+	if v, ok := args["instance"]; ok {
+		c.Instance = &v
+	}
+	req.InstanceID = c.Instance
+	switch cmd {
+	case "join":
+		req.MemberEpoch = 0
+		req.RebalanceTimeoutMillis = 30000
+		if v, ok := args["timeout"]; ok {
+			req.RebalanceTimeoutMillis = atoi32(v)
+		}
+		req.Topology = r.topology()
+		if v, ok := args["topology-epoch"]; ok {
+			req.Topology.Epoch = atoi32(v)
+		}
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		p := id
+		req.ProcessID = &p
+		req.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	case "hb":
+		req.MemberEpoch = c.Epoch
+		if args["owned"] != "none" {
+			req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = orEmpty(c.Active), orEmpty(c.Standby), orEmpty(c.Warmup)
+		}
+	case "leave":
+		req.MemberEpoch = -1
+		if static {
+			req.MemberEpoch = -2
+		}
+	}
+	if v, ok := args["epoch"]; ok {
+		req.MemberEpoch = atoi32(v)
+	}
+	for k, dst := range map[string]*[]kmsg.TaskIDs{"active": &req.ActiveTasks, "standby": &req.StandbyTasks, "warmup": &req.WarmupTasks} {
+		if v, ok := args[k]; ok {
+			*dst = parseTasks(v)
+		}
+	}
+	if v, ok := args["process"]; ok {
+		req.ProcessID = &v
+	}
+	if v, ok := args["rack"]; ok {
+		req.RackID = &v
+	}
+	if v, ok := args["endpoint"]; ok {
+		h, p, _ := strings.Cut(v, ":")
+		port, _ := strconv.Atoi(p)
+		req.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: h, Port: uint16(port)}
+	}
+	if v, ok := args["tags"]; ok {
+		req.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+		for _, t := range strings.Split(v, ",") {
+			if k, val, ok := strings.Cut(t, ":"); ok {
+				req.ClientTags = append(req.ClientTags, kmsg.StreamsGroupHeartbeatRequestClientTag{Key: k, Value: val})
+			}
+		}
+	}
+	if v, ok := args["offsets"]; ok {
+		req.TaskOffsets = parseOffsets(v)
+	}
+	if v, ok := args["endoffsets"]; ok {
+		req.TaskEndOffsets = parseOffsets(v)
+	}
+	req.ShutdownApplication = shutdown
+	res := r.Coord.Heartbeat(r.State(), r.Soft, r.Meta, Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, r.Now)
+	r.printResponse(res)
+	if err := r.append(res.Records); err != nil {
+		return res, err
+	}
+	resp := res.Response
+	switch resp.ErrorCode {
+	case ErrNone:
+		c.Epoch, c.EPI = resp.MemberEpoch, resp.EndpointInformationEpoch
+		if resp.ActiveTasks != nil {
+			c.Active, c.Standby, c.Warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
+		}
+		if resp.MemberEpoch < 0 {
+			delete(r.Clients, id) // a client that left joins again with "join"
+		}
+	case ErrFencedMemberEpoch, ErrUnknownMemberID:
+		c.Epoch, c.Active, c.Standby, c.Warmup = 0, nil, nil, nil
+	}
+	return res, nil
+}
+
+func fmtTasks(t []kmsg.TaskIDs) string {
+	if t == nil {
+		return "null"
+	}
+	var parts []string
+	for _, x := range t {
+		var ps []string
+		for _, p := range x.Partitions {
+			ps = append(ps, strconv.Itoa(int(p)))
+		}
+		parts = append(parts, x.SubtopologyID+":"+strings.Join(ps, ","))
+	}
+	return "[" + strings.Join(parts, "/") + "]"
+}
+
+func (r *Runner) printResponse(res Result) {
+	resp := res.Response
+	if resp.ErrorCode != ErrNone {
+		msg := ""
+		if resp.ErrorMessage != nil {
+			msg = *resp.ErrorMessage
+		}
+		r.printf("  < error=%d %q\n", resp.ErrorCode, msg)
+		return
+	}
+	r.printf("  < member=%s epoch=%d active=%s standby=%s warmup=%s epi=%d\n", resp.MemberID, resp.MemberEpoch,
+		fmtTasks(resp.ActiveTasks), fmtTasks(resp.StandbyTasks), fmtTasks(resp.WarmupTasks), resp.EndpointInformationEpoch)
+	for _, s := range resp.Status {
+		r.printf("  < status %d %s\n", s.StatusCode, s.StatusDetail)
+	}
+	for _, e := range resp.PartitionsByUserEndpoint {
+		b, _ := json.Marshal(e)
+		r.printf("  < endpoint %s\n", b)
+	}
+	for _, t := range res.InternalTopicsToCreate {
+		r.printf("  < create %s partitions=%d rf=%d\n", t.Name, t.Partitions, t.ReplicationFactor)
+	}
+}
+
+// Converge heartbeats every joined client (sorted) until a full round writes no record and
+// returns no new assignment; it reports the number of rounds.
+func (r *Runner) Converge(maxRounds int) (int, error) {
+	for round := 1; round <= maxRounds; round++ {
+		changed := false
+		for _, id := range sortedKeys(r.Clients) {
+			c := r.Clients[id]
+			cmd := "hb"
+			if c.Epoch == 0 {
+				cmd = "join"
+			}
+			r.printf("> %s %s\n", cmd, id)
+			res, err := r.heartbeatRes(cmd, id, map[string]string{}, false, false)
+			if err != nil {
+				return round, err
+			}
+			if len(res.Records) > 0 || res.Response.ActiveTasks != nil && cmd == "hb" {
+				changed = true
+			}
+		}
+		if !changed {
+			return round, nil
+		}
+	}
+	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}

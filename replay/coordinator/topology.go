@@ -1,0 +1,559 @@
+package coordinator
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Kafka's internal topics (Topic.INTERNAL_TOPICS): prohibited in a streams topology.
+var kafkaInternalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true, "__share_group_state": true}
+
+// validTopicName is Topic.validate: 1..249 characters of [a-zA-Z0-9._-], not "." or "..".
+func validTopicName(n string) bool {
+	if n == "" || n == "." || n == ".." || len(n) > 249 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// requestTopics lists every topic name a request topology uses (sources, repartition sinks,
+// repartition sources, changelogs), sorted and unique.
+func requestTopics(t *kmsg.StreamsGroupHeartbeatRequestTopology) []string {
+	set := map[string]bool{}
+	for _, s := range t.Subtopologies {
+		for _, n := range s.SourceTopics {
+			set[n] = true
+		}
+		for _, n := range s.RepartitionSinkTopics {
+			set[n] = true
+		}
+		for _, ti := range s.RepartitionSourceTopics {
+			set[ti.Topic] = true
+		}
+		for _, ti := range s.StateChangelogTopics {
+			set[ti.Topic] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// checkTopologyNames is KafkaApis' early check of a request topology (before the coordinator).
+func checkTopologyNames(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
+	names := requestTopics(t)
+	var internal, invalid []string
+	for _, n := range names {
+		if kafkaInternalTopics[n] {
+			internal = append(internal, n)
+		}
+		if !validTopicName(n) {
+			invalid = append(invalid, n)
+		}
+	}
+	if len(internal) > 0 {
+		return errf(ErrStreamsInvalidTopology, "Use of Kafka internal topics %s in a Kafka Streams topology is prohibited.", strings.Join(internal, ","))
+	}
+	if len(invalid) > 0 {
+		return errf(ErrStreamsInvalidTopology, "Topic names %s are not valid topic names.", strings.Join(invalid, ","))
+	}
+	return nil
+}
+
+// checkTopologyKIP applies KIP-1071's extra topology invariants that Kafka 4.4 does not
+// enforce (Config.StrictTopologyValidation).
+func checkTopologyKIP(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
+	sources, changelogs, sinks := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, s := range t.Subtopologies {
+		for _, n := range s.SourceTopics {
+			sources[n] = true
+		}
+		for _, ti := range s.StateChangelogTopics {
+			changelogs[ti.Topic] = true
+		}
+		for _, n := range s.RepartitionSinkTopics {
+			sinks[n] = true
+		}
+	}
+	for _, s := range t.Subtopologies {
+		for _, ti := range s.RepartitionSourceTopics {
+			if sources[ti.Topic] || changelogs[ti.Topic] {
+				return errf(ErrStreamsInvalidTopology, "Repartition source topic %s is also used as a source or changelog topic.", ti.Topic)
+			}
+			if !sinks[ti.Topic] {
+				return errf(ErrStreamsInvalidTopology, "Repartition source topic %s is not written by any subtopology.", ti.Topic)
+			}
+		}
+		for _, ti := range s.StateChangelogTopics {
+			if sources[ti.Topic] || sinks[ti.Topic] {
+				return errf(ErrStreamsInvalidTopology, "Changelog topic %s is also used as a source or sink topic.", ti.Topic)
+			}
+		}
+		if err := checkCopartitionIndexes(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkCopartitionIndexes(s kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) *apiError {
+	for _, cg := range s.CopartitionGroups {
+		for _, i := range cg.SourceTopics {
+			if int(i) < 0 || int(i) >= len(s.SourceTopics) {
+				return errf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to source topic index %d out of range.", s.SubtopologyID, i)
+			}
+		}
+		for _, i := range cg.RepartitionSourceTopics {
+			if int(i) < 0 || int(i) >= len(s.RepartitionSourceTopics) {
+				return errf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to repartition source topic index %d out of range.", s.SubtopologyID, i)
+			}
+		}
+	}
+	return nil
+}
+
+func topicInfoFromRequest(in []kmsg.TopicInfo) []groupstate.StreamsTopicInfo {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]groupstate.StreamsTopicInfo, len(in))
+	for i, t := range in {
+		out[i] = groupstate.StreamsTopicInfo{Name: t.Topic, Partitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
+		for _, c := range t.Configs {
+			out[i].TopicConfigs = append(out[i].TopicConfigs, groupstate.KeyValue{Key: c.Key, Value: c.Value})
+		}
+	}
+	return out
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// topologyFromRequest is StreamsTopology.fromHeartbeatRequest, in groupstate's shape
+// (subtopologies sorted by id as in views; the lists keep the request's order).
+func topologyFromRequest(t *kmsg.StreamsGroupHeartbeatRequestTopology) *groupstate.StreamsTopology {
+	out := &groupstate.StreamsTopology{Epoch: t.Epoch}
+	for _, s := range t.Subtopologies {
+		st := groupstate.Subtopology{
+			SubtopologyID:           s.SubtopologyID,
+			SourceTopics:            nilIfEmpty(slices.Clone(s.SourceTopics)),
+			SourceTopicRegex:        nilIfEmpty(slices.Clone(s.SourceTopicRegex)),
+			StateChangelogTopics:    topicInfoFromRequest(s.StateChangelogTopics),
+			RepartitionSinkTopics:   nilIfEmpty(slices.Clone(s.RepartitionSinkTopics)),
+			RepartitionSourceTopics: topicInfoFromRequest(s.RepartitionSourceTopics),
+		}
+		for _, cg := range s.CopartitionGroups {
+			st.CopartitionGroups = append(st.CopartitionGroups, groupstate.CopartitionGroup{
+				SourceTopics:            nilIfEmpty(slices.Clone(cg.SourceTopics)),
+				SourceTopicRegex:        nilIfEmpty(slices.Clone(cg.SourceTopicRegex)),
+				RepartitionSourceTopics: nilIfEmpty(slices.Clone(cg.RepartitionSourceTopics)),
+			})
+		}
+		out.Subtopologies = append(out.Subtopologies, st)
+	}
+	slices.SortStableFunc(out.Subtopologies, func(a, b groupstate.Subtopology) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	return out
+}
+
+// topologyRecordValue is convertToStreamsGroupTopologyRecord: record 23 keeps the request's
+// subtopology order.
+func topologyRecordValue(t *kmsg.StreamsGroupHeartbeatRequestTopology) *recordcodec.StreamsGroupTopologyValue {
+	v := recordcodec.NewStreamsGroupTopologyValue()
+	v.Epoch = t.Epoch
+	info := func(in []kmsg.TopicInfo) []recordcodec.StreamsTopicInfo {
+		out := make([]recordcodec.StreamsTopicInfo, len(in))
+		for i, ti := range in {
+			out[i] = recordcodec.StreamsTopicInfo{Name: ti.Topic, Partitions: ti.NumPartitions, ReplicationFactor: ti.ReplicationFactor, TopicConfigs: []recordcodec.KeyValue{}}
+			for _, c := range ti.Configs {
+				out[i].TopicConfigs = append(out[i].TopicConfigs, recordcodec.KeyValue{Key: c.Key, Value: c.Value})
+			}
+		}
+		return out
+	}
+	v.Subtopologies = []recordcodec.Subtopology{}
+	for _, s := range t.Subtopologies {
+		st := recordcodec.Subtopology{
+			SubtopologyId:           s.SubtopologyID,
+			SourceTopics:            orEmpty(s.SourceTopics),
+			SourceTopicRegex:        orEmpty(s.SourceTopicRegex),
+			StateChangelogTopics:    info(s.StateChangelogTopics),
+			RepartitionSinkTopics:   orEmpty(s.RepartitionSinkTopics),
+			RepartitionSourceTopics: info(s.RepartitionSourceTopics),
+			CopartitionGroups:       []recordcodec.CopartitionGroup{},
+		}
+		for _, cg := range s.CopartitionGroups {
+			st.CopartitionGroups = append(st.CopartitionGroups, recordcodec.CopartitionGroup{
+				SourceTopics: orEmpty(cg.SourceTopics), SourceTopicRegex: orEmpty(cg.SourceTopicRegex), RepartitionSourceTopics: orEmpty(cg.RepartitionSourceTopics),
+			})
+		}
+		v.Subtopologies = append(v.Subtopologies, st)
+	}
+	return v
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
+}
+
+// sameTopology is StreamsTopology.equals: same epoch and, per subtopology id, equal record
+// fields with list order significant.
+func sameTopology(a, b *groupstate.StreamsTopology) bool {
+	if a.Epoch != b.Epoch || len(a.Subtopologies) != len(b.Subtopologies) {
+		return false
+	}
+	for i := range a.Subtopologies { // both sorted by id
+		x, y := &a.Subtopologies[i], &b.Subtopologies[i]
+		if x.SubtopologyID != y.SubtopologyID || !slices.Equal(x.SourceTopics, y.SourceTopics) ||
+			!slices.Equal(x.SourceTopicRegex, y.SourceTopicRegex) || !slices.Equal(x.RepartitionSinkTopics, y.RepartitionSinkTopics) ||
+			!sameTopicInfos(x.StateChangelogTopics, y.StateChangelogTopics) || !sameTopicInfos(x.RepartitionSourceTopics, y.RepartitionSourceTopics) ||
+			len(x.CopartitionGroups) != len(y.CopartitionGroups) {
+			return false
+		}
+		for j := range x.CopartitionGroups {
+			p, q := x.CopartitionGroups[j], y.CopartitionGroups[j]
+			if !slices.Equal(p.SourceTopics, q.SourceTopics) || !slices.Equal(p.SourceTopicRegex, q.SourceTopicRegex) || !slices.Equal(p.RepartitionSourceTopics, q.RepartitionSourceTopics) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sameTopicInfos(a, b []groupstate.StreamsTopicInfo) bool {
+	return slices.EqualFunc(a, b, func(x, y groupstate.StreamsTopicInfo) bool {
+		return x.Name == y.Name && x.Partitions == y.Partitions && x.ReplicationFactor == y.ReplicationFactor && slices.Equal(x.TopicConfigs, y.TopicConfigs)
+	})
+}
+
+// ---------------------------------------------------------------------------------------
+// Configured topology (InternalTopicManager.configureTopics).
+
+// InternalTopic is an internal (repartition or changelog) topic the caller should create.
+type InternalTopic struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16 // -1: broker default
+	Configs           []groupstate.KeyValue
+}
+
+type configuredSubtopology struct {
+	id                 string
+	numTasks           int32
+	sourceTopics       []string
+	repartitionSources []string
+	stateful           bool
+}
+
+// configuredTopology is ConfiguredTopology: ready when status is nil.
+type configuredTopology struct {
+	epoch         int32
+	subtopologies []configuredSubtopology // sorted by id; nil when configuration failed early
+	byID          map[string]*configuredSubtopology
+	toCreate      []InternalTopic
+	status        *Status
+	// partitions is the partition count of every topic the endpoint mapping needs: actual
+	// when the topic exists, else decided.
+	partitions map[string]int32
+}
+
+func (c *configuredTopology) ready() bool { return c.status == nil }
+
+// Status codes of the heartbeat response.
+const (
+	StatusStaleTopology                int8 = 0
+	StatusMissingSourceTopics          int8 = 1
+	StatusIncorrectlyPartitionedTopics int8 = 2
+	StatusMissingInternalTopics        int8 = 3
+	StatusShutdownApplication          int8 = 4
+	StatusAssignmentDelayed            int8 = 5
+	StatusMissingClientTags            int8 = 6
+)
+
+// Status is one response status.
+type Status struct {
+	Code   int8
+	Detail string
+}
+
+func summarizeTopics(names []string) string {
+	if len(names) == 0 {
+		return "<none>"
+	}
+	s := strings.Join(names[:min(3, len(names))], ", ")
+	if len(names) > 3 {
+		s += fmt.Sprintf(" and %d additional topics", len(names)-3)
+	}
+	return s
+}
+
+// javaMap renders a sorted map as Java's TreeMap.toString does.
+func javaMap(m map[string]int32) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", k, m[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// configure is InternalTopicManager.configureTopics. A STREAMS_INVALID_TOPOLOGY (or an
+// internal inconsistency) is returned as an error; topic-configuration problems become the
+// status of the configured topology.
+func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology, *apiError) {
+	ct := &configuredTopology{epoch: t.Epoch}
+	// 1. Missing source topics.
+	var missing []string
+	for _, st := range t.Subtopologies {
+		for _, s := range st.SourceTopics {
+			if _, ok := md.topic(s); !ok {
+				missing = append(missing, s)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		missing = slices.Compact(missing)
+		ct.status = &Status{StatusMissingSourceTopics, "Source topics " + summarizeTopics(missing) + " are missing."}
+		return ct, nil
+	}
+	decided := map[string]int32{}
+	count := func(topic string) (int32, bool) {
+		if tm, ok := md.topic(topic); ok {
+			return tm.Partitions, true
+		}
+		n, ok := decided[topic]
+		return n, ok
+	}
+	// 2. Repartition topic counts (RepartitionTopics.setup).
+	rep := map[string]int32{}
+	for _, st := range t.Subtopologies {
+		for _, r := range st.RepartitionSourceTopics {
+			if r.Partitions != 0 {
+				rep[r.Name] = r.Partitions
+			}
+		}
+	}
+	for {
+		needed, progress := false, false
+		for _, st := range t.Subtopologies {
+			for _, sink := range st.RepartitionSinkTopics {
+				if _, ok := rep[sink]; ok {
+					continue
+				}
+				var best int32
+				found := false
+				for _, r := range st.RepartitionSourceTopics {
+					if n, ok := rep[r.Name]; ok && (!found || n > best) {
+						best, found = n, true
+					}
+				}
+				for _, s := range st.SourceTopics {
+					if n, ok := count(s); ok && (!found || n > best) {
+						best, found = n, true
+					}
+				}
+				if !found {
+					needed = true
+					continue
+				}
+				rep[sink] = best
+				progress = true
+			}
+		}
+		if needed && !progress {
+			return nil, errf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.")
+		}
+		if !needed {
+			break
+		}
+	}
+	for _, st := range t.Subtopologies {
+		for _, r := range st.RepartitionSourceTopics {
+			if _, ok := rep[r.Name]; !ok {
+				return nil, errf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.")
+			}
+		}
+	}
+	maps.Copy(decided, rep)
+	// 3. Copartitioning (CopartitionedTopicsEnforcer.enforce per group).
+	fixed, flexible := map[string]bool{}, map[string]bool{}
+	for _, st := range t.Subtopologies {
+		for _, r := range st.RepartitionSourceTopics {
+			if r.Partitions != 0 {
+				fixed[r.Name] = true
+			} else {
+				flexible[r.Name] = true
+			}
+		}
+	}
+	fixedSorted := slices.Sorted(maps.Keys(fixed))
+	for _, st := range t.Subtopologies {
+		for _, cg := range st.CopartitionGroups {
+			var topics []string
+			for _, i := range cg.SourceTopics {
+				if int(i) < 0 || int(i) >= len(st.SourceTopics) {
+					return nil, errf(ErrUnknownServerError, "")
+				}
+				topics = append(topics, st.SourceTopics[i])
+			}
+			for _, i := range cg.RepartitionSourceTopics {
+				if int(i) < 0 || int(i) >= len(st.RepartitionSourceTopics) {
+					return nil, errf(ErrUnknownServerError, "")
+				}
+				topics = append(topics, st.RepartitionSourceTopics[i].Name)
+			}
+			slices.Sort(topics)
+			topics = slices.Compact(topics)
+			if len(topics) == 0 {
+				continue
+			}
+			repCounts, other := map[string]int32{}, map[string]int32{}
+			for _, tp := range topics {
+				n, ok := count(tp)
+				if !ok {
+					return nil, errf(ErrUnknownServerError, "")
+				}
+				if fixed[tp] || flexible[tp] {
+					repCounts[tp] = n
+				} else {
+					other[tp] = n
+				}
+			}
+			var use int32
+			if len(other) == 0 {
+				if len(fixedSorted) > 0 {
+					first, _ := count(fixedSorted[0])
+					for _, f := range fixedSorted {
+						if n, _ := count(f); n != first {
+							ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(repCounts))}
+							return ct, nil
+						}
+					}
+					use = first
+				} else {
+					for _, n := range repCounts {
+						use = max(use, n)
+					}
+					if use == 0 {
+						return nil, errf(ErrStreamsInvalidTopology, "All topics in the copartition group had undefined partition number: [%s]", strings.Join(slices.Sorted(maps.Keys(repCounts)), ", "))
+					}
+				}
+			} else {
+				first := int32(-1)
+				for _, tp := range slices.Sorted(maps.Keys(other)) {
+					if first == -1 {
+						first = other[tp]
+					} else if other[tp] != first {
+						ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(other))}
+						return ct, nil
+					}
+				}
+				use = first
+			}
+			for _, tp := range slices.Sorted(maps.Keys(repCounts)) {
+				if fixed[tp] && repCounts[tp] != use {
+					ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", repCounts[tp], tp, use)}
+					return ct, nil
+				}
+				decided[tp] = use
+			}
+		}
+	}
+	// 4. Changelog counts (ChangelogTopics.setup) and 5. tasks per subtopology.
+	ct.byID = map[string]*configuredSubtopology{}
+	ct.partitions = map[string]int32{}
+	for _, st := range t.Subtopologies {
+		var n int32
+		found := false
+		cs := configuredSubtopology{id: st.SubtopologyID, sourceTopics: st.SourceTopics, stateful: len(st.StateChangelogTopics) > 0}
+		for _, s := range st.SourceTopics {
+			c, _ := count(s)
+			n, found = max(n, c), true
+			ct.partitions[s] = c
+		}
+		for _, r := range st.RepartitionSourceTopics {
+			c, ok := count(r.Name)
+			if !ok {
+				return nil, errf(ErrUnknownServerError, "")
+			}
+			n, found = max(n, c), true
+			cs.repartitionSources = append(cs.repartitionSources, r.Name)
+			ct.partitions[r.Name] = c
+		}
+		if !found {
+			return nil, errf(ErrStreamsInvalidTopology, "No source topics found for subtopology %s", st.SubtopologyID)
+		}
+		for _, c := range st.StateChangelogTopics {
+			decided[c.Name] = n
+		}
+		cs.numTasks = n
+		ct.subtopologies = append(ct.subtopologies, cs)
+	}
+	for i := range ct.subtopologies {
+		ct.byID[ct.subtopologies[i].id] = &ct.subtopologies[i]
+	}
+	// 6. Internal topics to create.
+	want := map[string]InternalTopic{}
+	add := func(ti groupstate.StreamsTopicInfo) {
+		n := ti.Partitions
+		if n == 0 {
+			n = decided[ti.Name]
+		}
+		rf := ti.ReplicationFactor
+		if rf == 0 {
+			rf = -1
+		}
+		want[ti.Name] = InternalTopic{Name: ti.Name, Partitions: n, ReplicationFactor: rf, Configs: ti.TopicConfigs}
+	}
+	for _, st := range t.Subtopologies {
+		for _, r := range st.RepartitionSourceTopics {
+			add(r)
+		}
+		for _, c := range st.StateChangelogTopics {
+			add(c)
+		}
+	}
+	for _, name := range t.RequiredTopics() {
+		tm, ok := md.topic(name)
+		if !ok {
+			continue
+		}
+		if exp, ok := want[name]; ok {
+			delete(want, name)
+			if tm.Partitions != exp.Partitions {
+				ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", name, exp.Partitions, tm.Partitions)}
+				return ct, nil
+			}
+		}
+	}
+	// 7. Missing internal topics (sorted: Kafka lists them in hash order).
+	if len(want) > 0 {
+		names := slices.Sorted(maps.Keys(want))
+		for _, n := range names {
+			ct.toCreate = append(ct.toCreate, want[n])
+		}
+		ct.status = &Status{StatusMissingInternalTopics, "Internal topics are missing: " + summarizeTopics(names)}
+	}
+	return ct, nil
+}
