@@ -197,7 +197,8 @@ func (r *Runner) Exec(text string) error {
 		}
 		return r.Cfg.Validate()
 	case "group":
-		r.Group = pos[0]
+		// A new group starts with a new topology and new clients.
+		r.Group, r.subs, r.topoEpoch, r.Clients = pos[0], nil, 0, map[string]*Client{}
 	case "topic":
 		r.Meta.Topics[pos[0]] = TopicMetadata{ID: topicID(pos[0]), Partitions: atoi32(pos[1])}
 		r.Meta.Version++
@@ -355,10 +356,10 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 		req.EndpointInformationEpoch = atoi32(v)
 	}
 	req.RebalanceTimeoutMillis = -1
-	if v, ok := args["instance"]; ok {
-		c.Instance = &v
-	}
 	req.InstanceID = c.Instance
+	if v, ok := args["instance"]; ok {
+		req.InstanceID = &v // remembered once a heartbeat with it succeeds
+	}
 	switch cmd {
 	case "join":
 		req.MemberEpoch = 0
@@ -427,7 +428,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 	resp := res.Response
 	switch resp.ErrorCode {
 	case ErrNone:
-		c.Epoch, c.EPI = resp.MemberEpoch, resp.EndpointInformationEpoch
+		c.Epoch, c.EPI, c.Instance = resp.MemberEpoch, resp.EndpointInformationEpoch, req.InstanceID
 		if resp.ActiveTasks != nil {
 			c.Active, c.Standby, c.Warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
 		}

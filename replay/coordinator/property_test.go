@@ -1,0 +1,134 @@
+package coordinator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/stretchr/testify/require"
+)
+
+// checkInvariants verifies, on the replayed state, that no active task has two owners and that
+// no process holds a task twice (active, standby or warm-up; assigned or pending revocation).
+func checkInvariants(t *testing.T, st *groupstate.State, gid string, step int) {
+	t.Helper()
+	v, ok := st.StreamsGroup(gid)
+	if !ok {
+		return
+	}
+	g := groupFromView(&v)
+	activeOwner := map[TaskID]string{}
+	onProcess := map[string]map[TaskID]string{}
+	for _, id := range g.sortedMemberIDs() {
+		m := g.members[id]
+		if onProcess[m.processID] == nil {
+			onProcess[m.processID] = map[TaskID]string{}
+		}
+		for _, tt := range []tuple{m.assigned, m.pending} {
+			for task := range tt.active {
+				if o, dup := activeOwner[task]; dup {
+					t.Fatalf("step %d: active task %v owned by %s and %s", step, task, o, id)
+				}
+				activeOwner[task] = id
+			}
+			for _, set := range []taskMap{tt.active, tt.standby, tt.warmup} {
+				for task := range set {
+					// One member may hold a task in two roles during an in-place role change
+					// (demoted active pending revocation plus its new standby); two members of
+					// one process never hold the same task.
+					if o, dup := onProcess[m.processID][task]; dup && o != id {
+						t.Fatalf("step %d: task %v twice on process %s (%s and %s)", step, task, m.processID, o, id)
+					}
+					onProcess[m.processID][task] = id
+				}
+			}
+		}
+	}
+}
+
+// checkConverged requires every member STABLE at the assignment epoch with its target.
+func checkConverged(t *testing.T, st *groupstate.State, gid string, step int) {
+	t.Helper()
+	v, ok := st.StreamsGroup(gid)
+	if !ok || len(v.Members) == 0 {
+		return
+	}
+	g := groupFromView(&v)
+	require.Equal(t, g.epoch, g.assignmentEpoch, "step %d: group not assigned", step)
+	for id, m := range g.members {
+		require.True(t, m.isReconciledTo(g.assignmentEpoch), "step %d: member %s epoch %d state %d, assignment epoch %d", step, id, m.epoch, m.state, g.assignmentEpoch)
+		require.True(t, m.assigned.sameTasks(g.target[id]), "step %d: member %s not at its target", step, id)
+		require.True(t, m.pending.empty(), "step %d: member %s has pending revocations", step, id)
+	}
+}
+
+func TestPropertyRandomScenarios(t *testing.T) {
+	seeds := 20
+	steps := 300
+	if testing.Short() {
+		seeds, steps = 4, 150
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			r, rec := newEngineRunner(nil)
+			r.Cfg.InitialRebalanceDelayMs = 0
+			r.Cfg.AssignmentIntervalMs = 0
+			r.Cfg.NumStandbyReplicas = int32(seed % 3)
+			r.Cfg.SessionTimeoutMs = 10000
+			r.Cfg.HeartbeatIntervalMs = 1000
+			for _, cmd := range []string{"topic in 6", "topic in2 6", "topic app-s-changelog 6", "sub 0 source=in changelog=app-s-changelog", "sub 1 source=in2"} {
+				require.NoError(t, r.Exec(cmd))
+			}
+			next := 0
+			live := map[string]bool{}
+			for step := 0; step < steps; step++ {
+				switch op := rng.IntN(10); {
+				case op < 3 || len(live) == 0: // join
+					id := fmt.Sprintf("m%d", next)
+					next++
+					proc := fmt.Sprintf("p%d", rng.IntN(4))
+					require.NoError(t, r.Exec("join "+id+" process="+proc))
+					live[id] = true
+				case op < 7: // heartbeat a random live member
+					ids := sortedKeys(live)
+					id := ids[rng.IntN(len(ids))]
+					if c := r.Clients[id]; c != nil && c.Epoch != 0 {
+						require.NoError(t, r.Exec("hb "+id))
+					}
+				case op < 8: // leave
+					ids := sortedKeys(live)
+					id := ids[rng.IntN(len(ids))]
+					if c := r.Clients[id]; c != nil && c.Epoch != 0 {
+						require.NoError(t, r.Exec("leave "+id))
+					}
+					delete(live, id)
+				case op < 9: // crash: the member stops heartbeating; time passes
+					ids := sortedKeys(live)
+					id := ids[rng.IntN(len(ids))]
+					delete(live, id)
+					delete(r.Clients, id)
+					for range 3 {
+						r.Now += 4000
+						for _, o := range sortedKeys(live) {
+							if c := r.Clients[o]; c != nil && c.Epoch != 0 {
+								require.NoError(t, r.Exec("hb "+o))
+							}
+						}
+						require.NoError(t, r.Tick())
+					}
+				default: // converge
+					_, err := r.Converge(60)
+					require.NoError(t, err)
+					checkConverged(t, r.State(), "app", step)
+				}
+				checkInvariants(t, r.State(), "app", step)
+			}
+			_, err := r.Converge(60)
+			require.NoError(t, err)
+			checkConverged(t, r.State(), "app", steps)
+			checkReplayEquivalence(t, rec)
+		})
+	}
+}
