@@ -1,0 +1,3 @@
+package compact
+
+const sysRenameat2 = 276
