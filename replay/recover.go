@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/snapshot"
+)
+
+// SnapshotKind is the payload kind of the snapshots this package writes. Bump it (and teach
+// Recover the old one) when snapshotPayload changes meaning; fields added to groupstate's
+// dump types decode as zero values from older snapshots, which the compatibility test in
+// recover_test.go checks against a full replay.
+const SnapshotKind = "replay/v1"
+
+// snapshotPayload is what a snapshot holds: the canonical state and the engine's counters.
+// Together with the meta's next offset, that is everything an Engine needs to continue
+// exactly where it stopped (the forensic-mode violation list is not kept; its count is).
+type snapshotPayload struct {
+	Stats Stats
+	State groupstate.Dump
+}
+
+// effectiveVersion is the Kafka version an engine built with opts applies.
+func (o Options) effectiveVersion() groupstate.KafkaVersion {
+	if o.Version.Valid() {
+		return o.Version
+	}
+	return groupstate.DefaultKafkaVersion
+}
+
+// layoutName is the record-layout override as a snapshot records it ("" = the version's own).
+func (o Options) layoutName() string {
+	if o.Layout == nil {
+		return ""
+	}
+	return o.Layout.String()
+}
+
+// SnapshotMeta returns the meta a snapshot of e carries. createdAtUnixMilli is the caller's
+// clock (0 = not recorded, which keeps snapshots of equal states byte-identical).
+func SnapshotMeta(e *Engine, createdAtUnixMilli int64) snapshot.Meta {
+	st := e.Stats()
+	return snapshot.Meta{
+		Partition:          e.Partition(),
+		NextOffset:         e.NextOffset(),
+		KafkaVersion:       e.State().Version().String(),
+		RecordLayout:       e.Options().layoutName(),
+		PayloadKind:        SnapshotKind,
+		CreatedAtUnixMilli: createdAtUnixMilli,
+		Counters: []snapshot.Counter{
+			{Name: "records", Value: st.Records},
+			{Name: "batches", Value: st.Batches},
+			{Name: "markers", Value: st.Markers},
+			{Name: "violations", Value: st.Violations},
+			{Name: "groups", Value: int64(e.State().NumGroups())},
+			{Name: "offsets", Value: int64(e.State().NumOffsets())},
+		},
+	}
+}
+
+// TakeSnapshot writes the engine's current state to store (on demand). The engine must not
+// be running; the write itself works on a deep copy (the dump).
+func TakeSnapshot(store *snapshot.Store, e *Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
+	return store.Write(SnapshotMeta(e, createdAtUnixMilli), &snapshotPayload{Stats: e.Stats(), State: e.State().Dump()})
+}
+
+// Recovery reports what Recover restored and how long each phase took.
+type Recovery struct {
+	Engine *Engine
+	// Snapshot is the snapshot the state was restored from; nil means a full replay.
+	Snapshot *snapshot.Info
+	// SnapshotOffset is the snapshot's next offset (where the tail replay started); 0 after a
+	// full replay.
+	SnapshotOffset int64
+	// TailRecords and TailBatches count what was replayed after the snapshot (records include
+	// transaction markers and other control records).
+	TailRecords int64
+	TailBatches int64
+	// Phase durations: finding and verifying the snapshot file (a full read with its CRC),
+	// decoding it, rebuilding the state, replaying the tail.
+	Verify, Decode, Restore, Tail time.Duration
+	// Loaded says which snapshots were skipped and why; Messages renders it.
+	Loaded snapshot.Loaded
+}
+
+// Messages describes the snapshots skipped on the way (corrupt ones moved aside, refused ones
+// left), one line each.
+func (r *Recovery) Messages() []string { return r.Loaded.Messages() }
+
+// Total is the sum of the phase durations.
+func (r *Recovery) Total() time.Duration { return r.Verify + r.Decode + r.Restore + r.Tail }
+
+// Recover rebuilds partition p's engine: it restores the newest usable snapshot in store
+// (store may be nil) and replays src's tail from the snapshot's next offset to the end. A
+// snapshot is usable when its file verifies and it was built by the same rules: the same
+// payload kind, Kafka version and record layout, no violations when opts.Mode is strict (a
+// strict replay would have stopped there), and an offset the log has reached (a snapshot
+// ahead of the log belongs to another or a damaged log). Unusable snapshots are skipped
+// (corrupt ones moved aside by the store) and reported in Recovery.Loaded; when none is
+// usable Recover replays the whole log. The result is the state a full replay gives.
+func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options) (*Recovery, error) {
+	rec := &Recovery{}
+	_, logNext, err := src.Offsets(p)
+	if err != nil {
+		return nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
+	}
+	if store != nil {
+		start := time.Now()
+		var used *Engine
+		rec.Loaded, err = store.Load(p, func(sn *snapshot.Snapshot) error {
+			rec.Verify = time.Since(start)
+			e, dec, res, err := restoreSnapshot(sn, p, opts, logNext)
+			rec.Decode, rec.Restore = dec, res
+			if err != nil {
+				start = time.Now() // the next candidate's verify time
+				return err
+			}
+			used = e
+			return nil
+		})
+		switch {
+		case err == nil:
+			rec.Engine, rec.Snapshot, rec.SnapshotOffset = used, rec.Loaded.Used, rec.Loaded.Used.NextOffset
+		case errors.Is(err, snapshot.ErrNoSnapshot):
+			rec.Verify, rec.Decode, rec.Restore = time.Since(start), 0, 0
+		default:
+			return nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
+		}
+	}
+	if rec.Engine == nil {
+		rec.Engine = New(p, opts)
+	}
+	before := rec.Engine.Stats()
+	start := time.Now()
+	err = rec.Engine.Run(ctx, src, math.MaxInt64)
+	rec.Tail = time.Since(start)
+	after := rec.Engine.Stats()
+	rec.TailRecords = (after.Records + after.Markers + after.OtherControl) - (before.Records + before.Markers + before.OtherControl)
+	rec.TailBatches = after.Batches - before.Batches
+	if err != nil {
+		return rec, fmt.Errorf("replay: recover partition %d: tail from offset %d: %w", p, rec.SnapshotOffset, err)
+	}
+	return rec, nil
+}
+
+// restoreSnapshot checks that sn was built by opts' rules and turns it into an engine.
+func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64) (*Engine, time.Duration, time.Duration, error) {
+	m := sn.Meta()
+	switch want := opts.effectiveVersion().String(); {
+	case m.PayloadKind != SnapshotKind:
+		return nil, 0, 0, fmt.Errorf("payload kind %q, this build reads %q", m.PayloadKind, SnapshotKind)
+	case m.KafkaVersion != want:
+		return nil, 0, 0, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
+	case m.RecordLayout != opts.layoutName():
+		return nil, 0, 0, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, opts.layoutName())
+	case m.NextOffset > logNext:
+		return nil, 0, 0, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
+	}
+	if v, _ := m.Counter("violations"); v > 0 && opts.Mode == eventlog.Strict {
+		return nil, 0, 0, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
+	}
+	start := time.Now()
+	var pl snapshotPayload
+	if err := sn.Decode(&pl); err != nil {
+		return nil, time.Since(start), 0, err
+	}
+	decoded := time.Now()
+	st, err := groupstate.Restore(pl.State)
+	if err != nil {
+		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("restore state: %w", err)
+	}
+	if st.Version().String() != m.KafkaVersion {
+		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
+	}
+	e := Restore(p, st, m.NextOffset, pl.Stats, opts)
+	return e, decoded.Sub(start), time.Since(decoded), nil
+}
+
+// SnapshotPolicy says when RunWithSnapshots takes snapshots.
+type SnapshotPolicy struct {
+	Store *snapshot.Store
+	// EveryRecords takes a snapshot once at least this many records (control records
+	// included) were replayed since the last one; 0 disables the record trigger.
+	EveryRecords int64
+	// EveryBytes takes a snapshot once at least this many record bytes (keys, values and
+	// headers) were replayed since the last one; 0 disables the byte trigger.
+	EveryBytes int64
+	// Now supplies snapshot creation times (unix ms); nil records none, which keeps the
+	// snapshots of a replay byte-identical from run to run.
+	Now func() int64
+	// OnSnapshot, when set, is called after each snapshot is written.
+	OnSnapshot func(snapshot.Info)
+}
+
+// RunWithSnapshots is Engine.Run that takes a snapshot (at a batch boundary) whenever the
+// policy's record or byte threshold is crossed. It returns the snapshots written. Retention
+// is the store's (snapshot.Options.Retain).
+func RunWithSnapshots(ctx context.Context, e *Engine, src eventlog.Source, until int64, pol SnapshotPolicy) ([]snapshot.Info, error) {
+	if pol.Store == nil || (pol.EveryRecords <= 0 && pol.EveryBytes <= 0) {
+		return nil, e.Run(ctx, src, until)
+	}
+	var written []snapshot.Info
+	it, err := src.Batches(e.Partition(), e.NextOffset())
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var records, bytes int64
+	n := 0
+	for it.Next() {
+		if n++; n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return written, err
+			}
+		}
+		b := it.Batch()
+		if b.BaseOffset >= until {
+			break
+		}
+		if b.LastOffset >= until {
+			// The batch straddles until: Run applies it up to until.
+			it.Close()
+			return written, e.Run(ctx, src, until)
+		}
+		if b.LastOffset < e.NextOffset() {
+			continue
+		}
+		if err := e.Apply(b); err != nil {
+			return written, err
+		}
+		records += int64(len(b.Records))
+		for i := range b.Records {
+			r := &b.Records[i]
+			bytes += int64(len(r.Key) + len(r.Value))
+			for _, h := range r.Headers {
+				bytes += int64(len(h.Key) + len(h.Value))
+			}
+		}
+		if (pol.EveryRecords > 0 && records >= pol.EveryRecords) || (pol.EveryBytes > 0 && bytes >= pol.EveryBytes) {
+			var now int64
+			if pol.Now != nil {
+				now = pol.Now()
+			}
+			info, err := TakeSnapshot(pol.Store, e, now)
+			if err != nil {
+				return written, err
+			}
+			written = append(written, info)
+			if pol.OnSnapshot != nil {
+				pol.OnSnapshot(info)
+			}
+			records, bytes = 0, 0
+		}
+	}
+	return written, it.Err()
+}
