@@ -15,6 +15,12 @@ type Request struct {
 	Heartbeat  *kmsg.StreamsGroupHeartbeatRequest
 	ClientID   string
 	ClientHost string
+	// StateOffset, when positive, is the log end offset the state reflects (for example
+	// replay.Engine.NextOffset()). Replay is deterministic, so the offset identifies the
+	// state: the coordinator then reuses the group model it built from the same offset
+	// instead of copying the group view again (the no-change heartbeat path). Zero disables
+	// the cache; a caller that changes the state without moving the offset must pass zero.
+	StateOffset int64
 }
 
 // Result is a decision: the response and the records to append, in order, as one atomic
@@ -25,6 +31,8 @@ type Result struct {
 	// InternalTopicsToCreate is what KafkaApis would ask the controller to create (sorted by
 	// name) while the status is MISSING_INTERNAL_TOPICS.
 	InternalTopicsToCreate []InternalTopic
+
+	model *group // the group model a no-record decision left unchanged
 }
 
 // Coordinator decides for the streams groups of one __consumer_offsets partition. It holds
@@ -59,6 +67,17 @@ func (c *Coordinator) Heartbeat(st *groupstate.State, soft *Soft, md *Metadata, 
 		} else {
 			res, err = c.regular(st, soft, md, req, cfg, now)
 		}
+	}
+	if gs := soft.Groups[hb.Group]; gs != nil {
+		// A decision without records leaves the group as it was: keep the model for the next
+		// heartbeat at the same offset. Anything else (records the caller may or may not
+		// apply, or an error after a partial update of the model) drops it.
+		if err == nil && len(res.Records) == 0 && res.model != nil && req.StateOffset > 0 {
+			gs.model, gs.modelOffset = res.model, req.StateOffset
+		} else {
+			gs.model = nil
+		}
+		res.model = nil
 	}
 	if err != nil {
 		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
@@ -248,9 +267,14 @@ func (c *Coordinator) regular(st *groupstate.State, soft *Soft, md *Metadata, re
 	var statuses []Status
 	joining := r.MemberEpoch == 0
 
-	g, err := loadGroup(st, r.Group, joining, &records)
-	if err != nil {
-		return Result{}, err
+	var g *group
+	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
+		g = gs.model
+	} else {
+		var err *apiError
+		if g, err = loadGroup(st, r.Group, joining, &records); err != nil {
+			return Result{}, err
+		}
 	}
 	existedBefore := g.exists
 	wasEmpty := len(g.members) == 0
@@ -577,7 +601,7 @@ func (c *Coordinator) regular(st *groupstate.State, soft *Soft, md *Metadata, re
 	for i, s := range statuses {
 		resp.Status[i] = kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: s.Code, StatusDetail: s.Detail}
 	}
-	return Result{Response: resp, Records: records, InternalTopicsToCreate: toCreate}, nil
+	return Result{Response: resp, Records: records, InternalTopicsToCreate: toCreate, model: g}, nil
 }
 
 func offsetsMap(in []kmsg.TaskOffset) map[TaskID]int64 {

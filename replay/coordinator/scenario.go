@@ -420,7 +420,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 		req.TaskEndOffsets = parseOffsets(v)
 	}
 	req.ShutdownApplication = shutdown
-	res := r.Coord.Heartbeat(r.State(), r.Soft, r.Meta, Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, r.Now)
+	res := r.Coord.Heartbeat(r.State(), r.Soft, r.Meta, Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.NextOff()}, r.Now)
 	r.printResponse(res)
 	if err := r.append(res.Records); err != nil {
 		return res, err

@@ -36,6 +36,11 @@ type GroupSoft struct {
 	// configuredFor identifies the inputs configured was built from.
 	configuredVersion int64
 	configuredEpoch   int32
+
+	// model caches the group as built from the state at log offset modelOffset (see
+	// Request.StateOffset).
+	model       *group
+	modelOffset int64
 }
 
 // MemberSoft is one member's timers and reported offsets.
@@ -77,6 +82,7 @@ func (s *Soft) Clone() *Soft {
 	c := NewSoft()
 	for id, g := range s.Groups {
 		ng := *g
+		ng.model = nil
 		ng.Members = make(map[string]*MemberSoft, len(g.Members))
 		for mid, m := range g.Members {
 			nm := *m

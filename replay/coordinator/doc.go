@@ -1,0 +1,92 @@
+// Package coordinator is the decision layer of a KIP-1071 streams group coordinator: given
+// the replayed state of a __consumer_offsets partition (read only), a StreamsGroupHeartbeat
+// request, the cluster's topic metadata, the group's configuration and an explicit clock, it
+// returns the response and the ordered records Kafka 4.4 would append. It never mutates the
+// state: the caller appends the records as one atomic batch (NewBatch, at most 1 MiB) and
+// applies that batch through replay.Engine.Apply, the same path as a dump, so the state is
+// always exactly what the log replays to.
+//
+// # Model
+//
+//   - Coordinator.Heartbeat(state, soft, metadata, request, now) -> Result{Response, Records,
+//     InternalTopicsToCreate}. An error response carries no records (Kafka aborts the whole
+//     write operation).
+//   - Coordinator.Tick(state, soft, metadata, now) fires the earliest due timer (session
+//     timeout, rebalance timeout, initial rebalance delay) and returns its records; each timer
+//     is its own batch, so the caller applies it and calls Tick again until none is due.
+//   - Coordinator.Describe answers StreamsGroupDescribe from the state.
+//   - Soft is the state Kafka keeps only in memory (timers as deadlines, last-heartbeat-based
+//     session deadlines, the shutdown requester, the endpoint-information epoch, reported task
+//     offsets, the configured topology and a cached group model). It is owned by the caller and
+//     passed in; it is not in groupstate because the log does not hold it. Soft.Restore arms the
+//     timers of a state loaded from a log or snapshot, as Kafka's onLoaded does.
+//   - Config is the group's effective configuration (broker defaults with group overrides);
+//     Metadata the topics with partition counts and ids, and a Version that changes with them.
+//   - Runner executes scenario scripts (see scenario.go) through the coordinator into any log;
+//     the tests and `replay simulate` use it.
+//
+// Records are written in Kafka's order (fact sheet 4.5): [classic tombstone] [static
+// replacement: 22, 21, 19 tombstones of the old id; 19, 21, 22 of the new] 19, 23, 17,
+// 21..., 20, 22. A leave or fence writes 22, 21, 19 tombstones, 17 and, for the last member,
+// 20 with timestamp 0. A static temporary leave writes only 22.
+//
+// # Invariants (checked by the property tests after every step)
+//
+//   - An active task has at most one owner (assigned or pending revocation) in the group.
+//   - Two members of one process never hold the same task; one member may hold a task in two
+//     roles only during Kafka's in-place role change (demoted active pending revocation plus
+//     the standby it became).
+//   - Members that keep heartbeating converge: every member STABLE at the assignment epoch,
+//     with exactly its target and nothing pending.
+//   - Replaying the produced log through a fresh engine gives exactly the state the
+//     coordinator decided on.
+//   - Decisions are deterministic: no wall clock, no map-order leaks.
+//
+// # Differences from Kafka 4.4 (all deliberate, each one tested or documented here)
+//
+//   - Metadata hash: Kafka hashes topic id, name, partition count and racks with XXH3 over
+//     hash4j's byte stream; coordlog hashes the same fields with FNV-1a (no XXH3 dependency in
+//     go.mod). Values in record 17 therefore differ from a real broker's; they are only
+//     compared with values this coordinator computed. A group replayed from a Kafka log gets
+//     one extra epoch bump on its first heartbeat here (hash changed), as after Kafka changed
+//     its own hash function.
+//   - Tie breaking: where Kafka iterates a HashMap or a PriorityQueue with equal keys,
+//     coordlog uses sorted order (member id, process id, topic name): the sticky assignor's
+//     least-loaded process and member, the order of record 21s (sorted by member id), the
+//     list of missing internal topics (sorted by name; Kafka: hash order), the order of
+//     PartitionsByUserEndpoint entries (by member id) and their topics (by name), the first
+//     fixed repartition topic in copartition enforcement.
+//   - Timers are deadlines in Soft, fired by Tick. If a heartbeat arrives after the initial
+//     rebalance delay expired but before the caller ran Tick, the heartbeat computes the
+//     target itself (Kafka's timer would have written it in its own batch just before).
+//   - The metadata-refresh trigger is Metadata.Version (Kafka: a metadata notification for a
+//     topic of the group, and failover). The configured topology is cached in Soft per
+//     topology epoch and metadata version.
+//   - Duplicate client tag keys: Kafka's Collectors.toMap throws, which surfaces as
+//     UNKNOWN_SERVER_ERROR; coordlog answers the same code.
+//   - Not modelled: authorization (GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED),
+//     UNSUPPORTED_VERSION for a disabled protocol, COORDINATOR_NOT_AVAILABLE, the KIP-1331
+//     topology-description plugin (TopologyDescriptionRequired stays false; the description
+//     epochs of record 17 are copied), pluggable assignors (KIP-1357), internal-topic creation
+//     errors appended to the MISSING_INTERNAL_TOPICS detail, offset commit/fetch validation,
+//     DeleteGroups and group expiration.
+//
+// # KIP-1071 behaviour beyond Kafka 4.4 (opt-in)
+//
+//   - Config.TopologyUpdates: topology epochs as the KIP text describes them. A join whose
+//     topology epoch is lower than the group's is STREAMS_TOPOLOGY_FENCED, equal with a
+//     different topology or more than one ahead is STREAMS_INVALID_TOPOLOGY_EPOCH, one ahead
+//     replaces the topology (record 23) and bumps the group epoch. It also enables the KIP's
+//     extra request checks: owned task sets disjoint; a repartition source topic must not be a
+//     source or changelog topic and must be written by some subtopology; a changelog topic
+//     must not be a source or sink; copartition indices must be in range (Kafka 4.4:
+//     UNKNOWN_SERVER_ERROR during configuration).
+//   - Config.Assignor = AssignorHighlyAvailable: warm-up tasks (warmup.go). Kafka 4.4 has the
+//     reconciler support for warm-ups but its AssignmentRefiner returns the target unchanged,
+//     so it never assigns one. coordlog places warm-ups in the target assignment (record 21)
+//     rather than in an in-memory intermediate assignment, so they are visible in the log; a
+//     caught-up warm-up bumps the group epoch (record 17) and triggers a full recomputation
+//     (Kafka's inert REFINE path would write only record 20). LastAssignmentConfigs then also
+//     records num.warmup.replicas and acceptable.recovery.lag so that changing them bumps the
+//     epoch.
+package coordinator
