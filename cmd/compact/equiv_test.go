@@ -47,7 +47,7 @@ func compactAndProve(t *testing.T, src eventlog.Source, opts compact.Options) (*
 		require.NoError(t, err)
 		total.Add(st)
 	}
-	require.NoError(t, verifier(replayOpts())(ctx, src, c, parts))
+	require.NoError(t, verifier(replayOpts(), false, t.Logf)(ctx, src, c, parts))
 	return c, total
 }
 
@@ -78,7 +78,7 @@ func TestGeneratedEquivalence(t *testing.T) {
 				require.NoError(t, err)
 				got, err := segment.Open(out, segment.Options{})
 				require.NoError(t, err)
-				require.NoError(t, verifier(replayOpts())(context.Background(), orig, got, []int32{0}))
+				require.NoError(t, verifier(replayOpts(), true, nil)(context.Background(), orig, got, []int32{0}))
 				in = filepath.Join(out, "__consumer_offsets-0")
 				now = now.Add(48 * time.Hour)
 			}
@@ -128,9 +128,9 @@ func TestSpillSameDecisions(t *testing.T) {
 // kafkaLib is where the harness leaves Kafka 4.4's jars.
 const kafkaLib = "../../fixtures/kafka/target/lib"
 
-// dumpLogSegments runs Kafka's DumpLogSegments on the .log files of dir and returns its output,
+// dumpLogSegments runs Kafka's DumpLogSegments on the given .log files and returns its output,
 // or skips when Java or the jars are missing.
-func dumpLogSegments(t *testing.T, dir string) string {
+func dumpLogSegments(t *testing.T, files []string) string {
 	t.Helper()
 	if _, err := os.Stat(kafkaLib); err != nil {
 		t.Skipf("Kafka jars not found in %s (run fixtures/kafka/record.sh once): %v", kafkaLib, err)
@@ -139,8 +139,6 @@ func dumpLogSegments(t *testing.T, dir string) string {
 	if err != nil {
 		t.Skip("java not found: skipping the check with Kafka's DumpLogSegments")
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	require.NotEmpty(t, files)
 	abs, _ := filepath.Abs(kafkaLib)
 	args := []string{"-cp", abs + "/*", "org.apache.kafka.tools.DumpLogSegments", "--deep-iteration", "--offsets-decoder", "--files", strings.Join(files, ",")}
 	out, err := exec.Command(java, args...).CombinedOutput()

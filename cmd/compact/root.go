@@ -45,6 +45,7 @@ type flags struct {
 	tempDir            string
 	segmentBytes       int64
 	quiet              bool
+	exact              bool
 }
 
 // run executes the compact CLI with args and returns the process exit code.
@@ -85,6 +86,7 @@ completes an interrupted swap.`,
 	fl.StringVar(&f.tempDir, "temp-dir", "", "where spilled index runs go (default: the system temp directory)")
 	fl.Int64Var(&f.segmentBytes, "segment-bytes", 100<<20, "roll output segment files at this size")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines")
+	fl.BoolVar(&f.exact, "exact", false, "the proof tolerates no difference at all, not even an implicit group (no members or metadata, created by replaying offset commits) that Kafka's cleaner also makes appear or vanish")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
@@ -137,11 +139,12 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	job := &compact.Job{
 		Input: path, Output: f.out, InPlace: f.inPlace, Options: opts, Mode: mode,
 		SegmentBytes: f.segmentBytes, DryRun: f.dryRun, KeepBackup: f.keepBackup,
-		Verify: verifier(ropts),
 	}
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "compact: "+format+"\n", args...) }
 	if !f.quiet {
-		job.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "compact: "+format+"\n", args...) }
+		job.Log = logf
 	}
+	job.Verify = verifier(ropts, f.exact, logf)
 	start := time.Now()
 	res, err := job.Run(ctx)
 	if res != nil {
