@@ -20,6 +20,15 @@ func (s *TopicPartitions) setDefaults() {
 	s.Partitions = nil
 }
 
+func newTopicPartitions() *TopicPartitions { s := &TopicPartitions{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TopicPartitions) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(len(s.Partitions) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *TopicPartitions) read(r *reader, version int16, flex bool) {
 	s.TopicId = r.uuid("TopicId")
 	{
@@ -90,7 +99,7 @@ func (s *TopicPartitions) writeJSON(w *jsonWriter, version int16) {
 type TopicPartitionsWithEpochs struct {
 	TopicId          UUID    // uuid, versions 0+
 	Partitions       []int32 // []int32, versions 0+
-	AssignmentEpochs []int32 // []int32, versions 0+; nullable, tag 0, default null
+	AssignmentEpochs []int32 // []int32, versions 0+; nullable, tag 0
 	// UnknownTags holds tagged fields this schema does not know, in ascending tag order,
 	// re-emitted as read.
 	UnknownTags []RawTag
@@ -103,7 +112,21 @@ type TopicPartitionsWithEpochs struct {
 func (s *TopicPartitionsWithEpochs) setDefaults() {
 	s.TopicId = UUID{}
 	s.Partitions = nil
-	s.AssignmentEpochs = nil
+	s.AssignmentEpochs = []int32{}
+}
+
+func newTopicPartitionsWithEpochs() *TopicPartitionsWithEpochs {
+	s := &TopicPartitionsWithEpochs{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TopicPartitionsWithEpochs) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(len(s.Partitions) == 0) &&
+		(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
@@ -120,7 +143,7 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 			s.Partitions = a
 		}
 	}
-	s.AssignmentEpochs = nil
+	s.AssignmentEpochs = []int32{}
 	if flex {
 		s.UnknownTags = nil
 		s.presentTags = 0
@@ -165,7 +188,7 @@ func (s *TopicPartitionsWithEpochs) appendTo(b []byte, version int16, flex bool)
 	}
 	if flex {
 		n := len(s.UnknownTags)
-		has0 := !(s.AssignmentEpochs == nil) || s.presentTags&(1<<0) != 0
+		has0 := !(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) || s.presentTags&(1<<0) != 0
 		if has0 {
 			n++
 		}
@@ -205,7 +228,7 @@ func (s *TopicPartitionsWithEpochs) writeJSON(w *jsonWriter, version int16) {
 		w.int(int64(s.Partitions[i]))
 	}
 	w.closeArray()
-	if !(s.AssignmentEpochs == nil) {
+	if !(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) {
 		w.key("assignmentEpochs")
 		if s.AssignmentEpochs == nil {
 			w.null()
@@ -236,6 +259,15 @@ type TaskIds struct {
 func (s *TaskIds) setDefaults() {
 	s.SubtopologyId = ""
 	s.Partitions = nil
+}
+
+func newTaskIds() *TaskIds { s := &TaskIds{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TaskIds) isDefault() bool {
+	return (s.SubtopologyId == "") &&
+		(len(s.Partitions) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *TaskIds) read(r *reader, version int16, flex bool) {
@@ -308,7 +340,7 @@ func (s *TaskIds) writeJSON(w *jsonWriter, version int16) {
 type TaskIdsWithEpochs struct {
 	SubtopologyId    string  // string, versions 0+
 	Partitions       []int32 // []int32, versions 0+
-	AssignmentEpochs []int32 // []int32, versions 0+; nullable, tag 0, default null
+	AssignmentEpochs []int32 // []int32, versions 0+; nullable, tag 0
 	// UnknownTags holds tagged fields this schema does not know, in ascending tag order,
 	// re-emitted as read.
 	UnknownTags []RawTag
@@ -321,7 +353,17 @@ type TaskIdsWithEpochs struct {
 func (s *TaskIdsWithEpochs) setDefaults() {
 	s.SubtopologyId = ""
 	s.Partitions = nil
-	s.AssignmentEpochs = nil
+	s.AssignmentEpochs = []int32{}
+}
+
+func newTaskIdsWithEpochs() *TaskIdsWithEpochs { s := &TaskIdsWithEpochs{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TaskIdsWithEpochs) isDefault() bool {
+	return (s.SubtopologyId == "") &&
+		(len(s.Partitions) == 0) &&
+		(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
@@ -338,7 +380,7 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 			s.Partitions = a
 		}
 	}
-	s.AssignmentEpochs = nil
+	s.AssignmentEpochs = []int32{}
 	if flex {
 		s.UnknownTags = nil
 		s.presentTags = 0
@@ -383,7 +425,7 @@ func (s *TaskIdsWithEpochs) appendTo(b []byte, version int16, flex bool) ([]byte
 	}
 	if flex {
 		n := len(s.UnknownTags)
-		has0 := !(s.AssignmentEpochs == nil) || s.presentTags&(1<<0) != 0
+		has0 := !(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) || s.presentTags&(1<<0) != 0
 		if has0 {
 			n++
 		}
@@ -423,7 +465,7 @@ func (s *TaskIdsWithEpochs) writeJSON(w *jsonWriter, version int16) {
 		w.int(int64(s.Partitions[i]))
 	}
 	w.closeArray()
-	if !(s.AssignmentEpochs == nil) {
+	if !(s.AssignmentEpochs != nil && len(s.AssignmentEpochs) == 0) {
 		w.key("assignmentEpochs")
 		if s.AssignmentEpochs == nil {
 			w.null()
@@ -458,6 +500,17 @@ func (s *TopicMetadata) setDefaults() {
 	s.TopicName = ""
 	s.NumPartitions = 0
 	s.PartitionMetadata = nil
+}
+
+func newTopicMetadata() *TopicMetadata { s := &TopicMetadata{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TopicMetadata) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(s.TopicName == "") &&
+		(s.NumPartitions == 0) &&
+		(len(s.PartitionMetadata) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *TopicMetadata) read(r *reader, version int16, flex bool) {
@@ -554,6 +607,15 @@ func (s *PartitionMetadata) setDefaults() {
 	s.Racks = nil
 }
 
+func newPartitionMetadata() *PartitionMetadata { s := &PartitionMetadata{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *PartitionMetadata) isDefault() bool {
+	return (s.Partition == 0) &&
+		(len(s.Racks) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *PartitionMetadata) read(r *reader, version int16, flex bool) {
 	s.Partition = r.int32("Partition")
 	{
@@ -638,6 +700,20 @@ func (s *TopicPartitionsInfo) setDefaults() {
 	s.TopicId = UUID{}
 	s.TopicName = ""
 	s.Partitions = nil
+}
+
+func newTopicPartitionsInfo() *TopicPartitionsInfo {
+	s := &TopicPartitionsInfo{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TopicPartitionsInfo) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(s.TopicName == "") &&
+		(len(s.Partitions) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *TopicPartitionsInfo) read(r *reader, version int16, flex bool) {
@@ -728,6 +804,15 @@ func (s *TopicInfo) setDefaults() {
 	s.TopicName = ""
 }
 
+func newTopicInfo() *TopicInfo { s := &TopicInfo{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *TopicInfo) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(s.TopicName == "") &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *TopicInfo) read(r *reader, version int16, flex bool) {
 	s.TopicId = r.uuid("TopicId")
 	s.TopicName = r.str(flex, "TopicName")
@@ -792,6 +877,15 @@ type KeyValue struct {
 func (s *KeyValue) setDefaults() {
 	s.Key = ""
 	s.Value = ""
+}
+
+func newKeyValue() *KeyValue { s := &KeyValue{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *KeyValue) isDefault() bool {
+	return (s.Key == "") &&
+		(s.Value == "") &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *KeyValue) read(r *reader, version int16, flex bool) {
@@ -862,6 +956,17 @@ func (s *StreamsTopicInfo) setDefaults() {
 	s.Partitions = 0
 	s.ReplicationFactor = 0
 	s.TopicConfigs = nil
+}
+
+func newStreamsTopicInfo() *StreamsTopicInfo { s := &StreamsTopicInfo{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsTopicInfo) isDefault() bool {
+	return (s.Name == "") &&
+		(s.Partitions == 0) &&
+		(s.ReplicationFactor == 0) &&
+		(len(s.TopicConfigs) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsTopicInfo) read(r *reader, version int16, flex bool) {
@@ -955,6 +1060,19 @@ func (s *LegacyOffsetCommitValue) setDefaults() {
 	s.CommitTimestamp = 0
 }
 
+func newLegacyOffsetCommitValue() *LegacyOffsetCommitValue {
+	s := &LegacyOffsetCommitValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *LegacyOffsetCommitValue) isDefault() bool {
+	return (s.Offset == 0) &&
+		(s.Metadata == "") &&
+		(s.CommitTimestamp == 0)
+}
+
 func (s *LegacyOffsetCommitValue) read(r *reader, version int16, flex bool) {
 	s.Offset = r.int64("offset")
 	s.Metadata = r.str(flex, "metadata")
@@ -1006,6 +1124,19 @@ func (s *OffsetCommitValue) setDefaults() {
 	s.CommitTimestamp = 0
 	s.ExpireTimestamp = -1
 	s.TopicId = UUID{}
+}
+
+func newOffsetCommitValue() *OffsetCommitValue { s := &OffsetCommitValue{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *OffsetCommitValue) isDefault() bool {
+	return (s.Offset == 0) &&
+		(s.LeaderEpoch == -1) &&
+		(s.Metadata == "") &&
+		(s.CommitTimestamp == 0) &&
+		(s.ExpireTimestamp == -1) &&
+		(s.TopicId == (UUID{})) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *OffsetCommitValue) read(r *reader, version int16, flex bool) {
@@ -1133,6 +1264,23 @@ func (s *GroupMetadataValue) setDefaults() {
 	s.Leader = nil
 	s.CurrentStateTimestamp = -1
 	s.Members = nil
+}
+
+func newGroupMetadataValue() *GroupMetadataValue {
+	s := &GroupMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *GroupMetadataValue) isDefault() bool {
+	return (s.ProtocolType == "") &&
+		(s.Generation == 0) &&
+		(s.Protocol == nil) &&
+		(s.Leader == nil) &&
+		(s.CurrentStateTimestamp == -1) &&
+		(len(s.Members) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *GroupMetadataValue) read(r *reader, version int16, flex bool) {
@@ -1273,6 +1421,21 @@ func (s *MemberMetadata) setDefaults() {
 	s.Assignment = nil
 }
 
+func newMemberMetadata() *MemberMetadata { s := &MemberMetadata{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *MemberMetadata) isDefault() bool {
+	return (s.MemberId == "") &&
+		(s.GroupInstanceId == nil) &&
+		(s.ClientId == "") &&
+		(s.ClientHost == "") &&
+		(s.RebalanceTimeout == -1) &&
+		(s.SessionTimeout == 0) &&
+		(len(s.Subscription) == 0) &&
+		(len(s.Assignment) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *MemberMetadata) read(r *reader, version int16, flex bool) {
 	s.MemberId = r.str(flex, "memberId")
 	if version >= 3 {
@@ -1396,6 +1559,19 @@ func (s *ConsumerGroupMetadataValue) setDefaults() {
 	s.MetadataHash = 0
 }
 
+func newConsumerGroupMetadataValue() *ConsumerGroupMetadataValue {
+	s := &ConsumerGroupMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupMetadataValue) isDefault() bool {
+	return (s.Epoch == 0) &&
+		(s.MetadataHash == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ConsumerGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = 0
@@ -1479,6 +1655,18 @@ func (s *ConsumerGroupPartitionMetadataValue) setDefaults() {
 	s.Topics = nil
 }
 
+func newConsumerGroupPartitionMetadataValue() *ConsumerGroupPartitionMetadataValue {
+	s := &ConsumerGroupPartitionMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupPartitionMetadataValue) isDefault() bool {
+	return (len(s.Topics) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ConsumerGroupPartitionMetadataValue) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "Topics", 1, false)
@@ -1554,7 +1742,7 @@ type ConsumerGroupMemberMetadataValue struct {
 	SubscribedTopicRegex  *string                // string, versions 0+; nullable
 	RebalanceTimeoutMs    int32                  // int32, versions 0+; default -1
 	ServerAssignor        *string                // string, versions 0+; nullable
-	ClassicMemberMetadata *ClassicMemberMetadata // ClassicMemberMetadata, versions 0+; nullable, tag 0, default null
+	ClassicMemberMetadata *ClassicMemberMetadata // ClassicMemberMetadata, versions 0+; nullable, tag 0
 	// UnknownTags holds tagged fields this schema does not know, in ascending tag order,
 	// re-emitted as read.
 	UnknownTags []RawTag
@@ -1573,7 +1761,27 @@ func (s *ConsumerGroupMemberMetadataValue) setDefaults() {
 	s.SubscribedTopicRegex = nil
 	s.RebalanceTimeoutMs = -1
 	s.ServerAssignor = nil
-	s.ClassicMemberMetadata = nil
+	s.ClassicMemberMetadata = newClassicMemberMetadata()
+}
+
+func newConsumerGroupMemberMetadataValue() *ConsumerGroupMemberMetadataValue {
+	s := &ConsumerGroupMemberMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupMemberMetadataValue) isDefault() bool {
+	return (s.InstanceId == nil) &&
+		(s.RackId == nil) &&
+		(s.ClientId == "") &&
+		(s.ClientHost == "") &&
+		(len(s.SubscribedTopicNames) == 0) &&
+		(s.SubscribedTopicRegex == nil) &&
+		(s.RebalanceTimeoutMs == -1) &&
+		(s.ServerAssignor == nil) &&
+		(s.ClassicMemberMetadata != nil && s.ClassicMemberMetadata.isDefault()) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
@@ -1596,7 +1804,7 @@ func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex b
 	s.SubscribedTopicRegex = r.nstr(flex, "SubscribedTopicRegex")
 	s.RebalanceTimeoutMs = r.int32("RebalanceTimeoutMs")
 	s.ServerAssignor = r.nstr(flex, "ServerAssignor")
-	s.ClassicMemberMetadata = nil
+	s.ClassicMemberMetadata = newClassicMemberMetadata()
 	if flex {
 		s.UnknownTags = nil
 		s.presentTags = 0
@@ -1658,7 +1866,7 @@ func (s *ConsumerGroupMemberMetadataValue) appendTo(b []byte, version int16, fle
 	}
 	if flex {
 		n := len(s.UnknownTags)
-		has0 := !(s.ClassicMemberMetadata == nil) || s.presentTags&(1<<0) != 0
+		has0 := !(s.ClassicMemberMetadata != nil && s.ClassicMemberMetadata.isDefault()) || s.presentTags&(1<<0) != 0
 		if has0 {
 			n++
 		}
@@ -1726,7 +1934,7 @@ func (s *ConsumerGroupMemberMetadataValue) writeJSON(w *jsonWriter, version int1
 	} else {
 		w.string(*s.ServerAssignor)
 	}
-	if !(s.ClassicMemberMetadata == nil) {
+	if !(s.ClassicMemberMetadata != nil && s.ClassicMemberMetadata.isDefault()) {
 		w.key("classicMemberMetadata")
 		if s.ClassicMemberMetadata == nil {
 			w.null()
@@ -1753,6 +1961,19 @@ type ClassicMemberMetadata struct {
 func (s *ClassicMemberMetadata) setDefaults() {
 	s.SessionTimeoutMs = 0
 	s.SupportedProtocols = nil
+}
+
+func newClassicMemberMetadata() *ClassicMemberMetadata {
+	s := &ClassicMemberMetadata{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ClassicMemberMetadata) isDefault() bool {
+	return (s.SessionTimeoutMs == 0) &&
+		(len(s.SupportedProtocols) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ClassicMemberMetadata) read(r *reader, version int16, flex bool) {
@@ -1841,6 +2062,15 @@ func (s *ClassicProtocol) setDefaults() {
 	s.Metadata = nil
 }
 
+func newClassicProtocol() *ClassicProtocol { s := &ClassicProtocol{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ClassicProtocol) isDefault() bool {
+	return (s.Name == "") &&
+		(len(s.Metadata) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ClassicProtocol) read(r *reader, version int16, flex bool) {
 	s.Name = r.str(flex, "Name")
 	s.Metadata = r.bytes(flex, "Metadata")
@@ -1906,6 +2136,19 @@ type ConsumerGroupTargetAssignmentMetadataValue struct {
 func (s *ConsumerGroupTargetAssignmentMetadataValue) setDefaults() {
 	s.AssignmentEpoch = 0
 	s.AssignmentTimestamp = 0
+}
+
+func newConsumerGroupTargetAssignmentMetadataValue() *ConsumerGroupTargetAssignmentMetadataValue {
+	s := &ConsumerGroupTargetAssignmentMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupTargetAssignmentMetadataValue) isDefault() bool {
+	return (s.AssignmentEpoch == 0) &&
+		(s.AssignmentTimestamp == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ConsumerGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
@@ -1989,6 +2232,18 @@ type ConsumerGroupTargetAssignmentMemberValue struct {
 // setDefaults sets every field to its schema default.
 func (s *ConsumerGroupTargetAssignmentMemberValue) setDefaults() {
 	s.TopicPartitions = nil
+}
+
+func newConsumerGroupTargetAssignmentMemberValue() *ConsumerGroupTargetAssignmentMemberValue {
+	s := &ConsumerGroupTargetAssignmentMemberValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupTargetAssignmentMemberValue) isDefault() bool {
+	return (len(s.TopicPartitions) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ConsumerGroupTargetAssignmentMemberValue) read(r *reader, version int16, flex bool) {
@@ -2078,6 +2333,22 @@ func (s *ConsumerGroupCurrentMemberAssignmentValue) setDefaults() {
 	s.State = 0
 	s.AssignedPartitions = nil
 	s.PartitionsPendingRevocation = nil
+}
+
+func newConsumerGroupCurrentMemberAssignmentValue() *ConsumerGroupCurrentMemberAssignmentValue {
+	s := &ConsumerGroupCurrentMemberAssignmentValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupCurrentMemberAssignmentValue) isDefault() bool {
+	return (s.MemberEpoch == 0) &&
+		(s.PreviousMemberEpoch == 0) &&
+		(s.State == 0) &&
+		(len(s.AssignedPartitions) == 0) &&
+		(len(s.PartitionsPendingRevocation) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ConsumerGroupCurrentMemberAssignmentValue) read(r *reader, version int16, flex bool) {
@@ -2197,6 +2468,18 @@ func (s *ShareGroupPartitionMetadataValue) setDefaults() {
 	s.Topics = nil
 }
 
+func newShareGroupPartitionMetadataValue() *ShareGroupPartitionMetadataValue {
+	s := &ShareGroupPartitionMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupPartitionMetadataValue) isDefault() bool {
+	return (len(s.Topics) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ShareGroupPartitionMetadataValue) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "Topics", 1, false)
@@ -2278,6 +2561,19 @@ type ShareGroupPartitionMetadataValue39 struct {
 func (s *ShareGroupPartitionMetadataValue39) setDefaults() {
 	s.InitializedTopics = nil
 	s.DeletingTopics = nil
+}
+
+func newShareGroupPartitionMetadataValue39() *ShareGroupPartitionMetadataValue39 {
+	s := &ShareGroupPartitionMetadataValue39{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupPartitionMetadataValue39) isDefault() bool {
+	return (len(s.InitializedTopics) == 0) &&
+		(len(s.DeletingTopics) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ShareGroupPartitionMetadataValue39) read(r *reader, version int16, flex bool) {
@@ -2391,6 +2687,21 @@ func (s *ShareGroupMemberMetadataValue) setDefaults() {
 	s.SubscribedTopicNames = nil
 }
 
+func newShareGroupMemberMetadataValue() *ShareGroupMemberMetadataValue {
+	s := &ShareGroupMemberMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupMemberMetadataValue) isDefault() bool {
+	return (s.RackId == nil) &&
+		(s.ClientId == "") &&
+		(s.ClientHost == "") &&
+		(len(s.SubscribedTopicNames) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ShareGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
 	s.RackId = r.nstr(flex, "RackId")
 	s.ClientId = r.str(flex, "ClientId")
@@ -2492,6 +2803,19 @@ func (s *ShareGroupMetadataValue) setDefaults() {
 	s.MetadataHash = 0
 }
 
+func newShareGroupMetadataValue() *ShareGroupMetadataValue {
+	s := &ShareGroupMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupMetadataValue) isDefault() bool {
+	return (s.Epoch == 0) &&
+		(s.MetadataHash == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ShareGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = r.int64("MetadataHash")
@@ -2557,6 +2881,18 @@ func (s *ShareGroupMetadataValue40) setDefaults() {
 	s.Epoch = 0
 }
 
+func newShareGroupMetadataValue40() *ShareGroupMetadataValue40 {
+	s := &ShareGroupMetadataValue40{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupMetadataValue40) isDefault() bool {
+	return (s.Epoch == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ShareGroupMetadataValue40) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	if flex {
@@ -2618,6 +2954,19 @@ type ShareGroupTargetAssignmentMetadataValue struct {
 func (s *ShareGroupTargetAssignmentMetadataValue) setDefaults() {
 	s.AssignmentEpoch = 0
 	s.AssignmentTimestamp = 0
+}
+
+func newShareGroupTargetAssignmentMetadataValue() *ShareGroupTargetAssignmentMetadataValue {
+	s := &ShareGroupTargetAssignmentMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupTargetAssignmentMetadataValue) isDefault() bool {
+	return (s.AssignmentEpoch == 0) &&
+		(s.AssignmentTimestamp == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ShareGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
@@ -2701,6 +3050,18 @@ type ShareGroupTargetAssignmentMemberValue struct {
 // setDefaults sets every field to its schema default.
 func (s *ShareGroupTargetAssignmentMemberValue) setDefaults() {
 	s.TopicPartitions = nil
+}
+
+func newShareGroupTargetAssignmentMemberValue() *ShareGroupTargetAssignmentMemberValue {
+	s := &ShareGroupTargetAssignmentMemberValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupTargetAssignmentMemberValue) isDefault() bool {
+	return (len(s.TopicPartitions) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ShareGroupTargetAssignmentMemberValue) read(r *reader, version int16, flex bool) {
@@ -2788,6 +3149,21 @@ func (s *ShareGroupCurrentMemberAssignmentValue) setDefaults() {
 	s.PreviousMemberEpoch = 0
 	s.State = 0
 	s.AssignedPartitions = nil
+}
+
+func newShareGroupCurrentMemberAssignmentValue() *ShareGroupCurrentMemberAssignmentValue {
+	s := &ShareGroupCurrentMemberAssignmentValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupCurrentMemberAssignmentValue) isDefault() bool {
+	return (s.MemberEpoch == 0) &&
+		(s.PreviousMemberEpoch == 0) &&
+		(s.State == 0) &&
+		(len(s.AssignedPartitions) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ShareGroupCurrentMemberAssignmentValue) read(r *reader, version int16, flex bool) {
@@ -2885,6 +3261,20 @@ func (s *ShareGroupStatePartitionMetadataValue) setDefaults() {
 	s.InitializingTopics = nil
 	s.InitializedTopics = nil
 	s.DeletingTopics = nil
+}
+
+func newShareGroupStatePartitionMetadataValue() *ShareGroupStatePartitionMetadataValue {
+	s := &ShareGroupStatePartitionMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupStatePartitionMetadataValue) isDefault() bool {
+	return (len(s.InitializingTopics) == 0) &&
+		(len(s.InitializedTopics) == 0) &&
+		(len(s.DeletingTopics) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *ShareGroupStatePartitionMetadataValue) read(r *reader, version int16, flex bool) {
@@ -3018,6 +3408,19 @@ func (s *ShareGroupStatePartitionMetadataValue40) setDefaults() {
 	s.DeletingTopics = nil
 }
 
+func newShareGroupStatePartitionMetadataValue40() *ShareGroupStatePartitionMetadataValue40 {
+	s := &ShareGroupStatePartitionMetadataValue40{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ShareGroupStatePartitionMetadataValue40) isDefault() bool {
+	return (len(s.InitializedTopics) == 0) &&
+		(len(s.DeletingTopics) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ShareGroupStatePartitionMetadataValue40) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "InitializedTopics", 1, false)
@@ -3127,6 +3530,20 @@ func (s *ConsumerGroupRegularExpressionValue) setDefaults() {
 	s.Timestamp = 0
 }
 
+func newConsumerGroupRegularExpressionValue() *ConsumerGroupRegularExpressionValue {
+	s := &ConsumerGroupRegularExpressionValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerGroupRegularExpressionValue) isDefault() bool {
+	return (len(s.Topics) == 0) &&
+		(s.ResolvedVersion == 0) &&
+		(s.Timestamp == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *ConsumerGroupRegularExpressionValue) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "Topics", 1, false)
@@ -3203,7 +3620,7 @@ type StreamsGroupMetadataValue struct {
 	Epoch                          int32      // int32, versions 0+
 	MetadataHash                   int64      // int64, versions 0+
 	ValidatedTopologyEpoch         int32      // int32, versions 0+; tag 0, default -1
-	LastAssignmentConfigs          []KeyValue // []KeyValue, versions 0+; nullable, tag 1, default null
+	LastAssignmentConfigs          []KeyValue // []KeyValue, versions 0+; nullable, tag 1
 	StoredDescriptionTopologyEpoch int32      // int32, versions 0+; tag 2, default -1
 	FailedDescriptionTopologyEpoch int32      // int32, versions 0+; tag 3, default -1
 	// UnknownTags holds tagged fields this schema does not know, in ascending tag order,
@@ -3219,16 +3636,33 @@ func (s *StreamsGroupMetadataValue) setDefaults() {
 	s.Epoch = 0
 	s.MetadataHash = 0
 	s.ValidatedTopologyEpoch = -1
-	s.LastAssignmentConfigs = nil
+	s.LastAssignmentConfigs = []KeyValue{}
 	s.StoredDescriptionTopologyEpoch = -1
 	s.FailedDescriptionTopologyEpoch = -1
+}
+
+func newStreamsGroupMetadataValue() *StreamsGroupMetadataValue {
+	s := &StreamsGroupMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupMetadataValue) isDefault() bool {
+	return (s.Epoch == 0) &&
+		(s.MetadataHash == 0) &&
+		(s.ValidatedTopologyEpoch == -1) &&
+		(s.LastAssignmentConfigs != nil && len(s.LastAssignmentConfigs) == 0) &&
+		(s.StoredDescriptionTopologyEpoch == -1) &&
+		(s.FailedDescriptionTopologyEpoch == -1) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = r.int64("MetadataHash")
 	s.ValidatedTopologyEpoch = -1
-	s.LastAssignmentConfigs = nil
+	s.LastAssignmentConfigs = []KeyValue{}
 	s.StoredDescriptionTopologyEpoch = -1
 	s.FailedDescriptionTopologyEpoch = -1
 	if flex {
@@ -3285,7 +3719,7 @@ func (s *StreamsGroupMetadataValue) appendTo(b []byte, version int16, flex bool)
 		if has0 {
 			n++
 		}
-		has1 := !(s.LastAssignmentConfigs == nil) || s.presentTags&(1<<1) != 0
+		has1 := !(s.LastAssignmentConfigs != nil && len(s.LastAssignmentConfigs) == 0) || s.presentTags&(1<<1) != 0
 		if has1 {
 			n++
 		}
@@ -3365,7 +3799,7 @@ func (s *StreamsGroupMetadataValue) writeJSON(w *jsonWriter, version int16) {
 		w.key("validatedTopologyEpoch")
 		w.int(int64(s.ValidatedTopologyEpoch))
 	}
-	if !(s.LastAssignmentConfigs == nil) {
+	if !(s.LastAssignmentConfigs != nil && len(s.LastAssignmentConfigs) == 0) {
 		w.key("lastAssignmentConfigs")
 		if s.LastAssignmentConfigs == nil {
 			w.null()
@@ -3403,6 +3837,18 @@ type StreamsGroupPartitionMetadataValue struct {
 // setDefaults sets every field to its schema default.
 func (s *StreamsGroupPartitionMetadataValue) setDefaults() {
 	s.Topics = nil
+}
+
+func newStreamsGroupPartitionMetadataValue() *StreamsGroupPartitionMetadataValue {
+	s := &StreamsGroupPartitionMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupPartitionMetadataValue) isDefault() bool {
+	return (len(s.Topics) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupPartitionMetadataValue) read(r *reader, version int16, flex bool) {
@@ -3489,6 +3935,20 @@ func (s *StreamsTopicMetadata) setDefaults() {
 	s.NumPartitions = 0
 }
 
+func newStreamsTopicMetadata() *StreamsTopicMetadata {
+	s := &StreamsTopicMetadata{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsTopicMetadata) isDefault() bool {
+	return (s.TopicId == (UUID{})) &&
+		(s.TopicName == "") &&
+		(s.NumPartitions == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *StreamsTopicMetadata) read(r *reader, version int16, flex bool) {
 	s.TopicId = r.uuid("TopicId")
 	s.TopicName = r.str(flex, "TopicName")
@@ -3572,6 +4032,26 @@ func (s *StreamsGroupMemberMetadataValue) setDefaults() {
 	s.ProcessId = ""
 	s.UserEndpoint = nil
 	s.ClientTags = nil
+}
+
+func newStreamsGroupMemberMetadataValue() *StreamsGroupMemberMetadataValue {
+	s := &StreamsGroupMemberMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupMemberMetadataValue) isDefault() bool {
+	return (s.InstanceId == nil) &&
+		(s.RackId == nil) &&
+		(s.ClientId == "") &&
+		(s.ClientHost == "") &&
+		(s.RebalanceTimeoutMs == -1) &&
+		(s.TopologyEpoch == 0) &&
+		(s.ProcessId == "") &&
+		(s.UserEndpoint == nil) &&
+		(len(s.ClientTags) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
@@ -3721,6 +4201,15 @@ func (s *Endpoint) setDefaults() {
 	s.Port = 0
 }
 
+func newEndpoint() *Endpoint { s := &Endpoint{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *Endpoint) isDefault() bool {
+	return (s.Host == "") &&
+		(s.Port == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *Endpoint) read(r *reader, version int16, flex bool) {
 	s.Host = r.str(flex, "Host")
 	s.Port = r.uint16("Port")
@@ -3786,6 +4275,19 @@ type StreamsGroupTargetAssignmentMetadataValue struct {
 func (s *StreamsGroupTargetAssignmentMetadataValue) setDefaults() {
 	s.AssignmentEpoch = 0
 	s.AssignmentTimestamp = 0
+}
+
+func newStreamsGroupTargetAssignmentMetadataValue() *StreamsGroupTargetAssignmentMetadataValue {
+	s := &StreamsGroupTargetAssignmentMetadataValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupTargetAssignmentMetadataValue) isDefault() bool {
+	return (s.AssignmentEpoch == 0) &&
+		(s.AssignmentTimestamp == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
@@ -3873,6 +4375,20 @@ func (s *StreamsGroupTargetAssignmentMemberValue) setDefaults() {
 	s.ActiveTasks = nil
 	s.StandbyTasks = nil
 	s.WarmupTasks = nil
+}
+
+func newStreamsGroupTargetAssignmentMemberValue() *StreamsGroupTargetAssignmentMemberValue {
+	s := &StreamsGroupTargetAssignmentMemberValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupTargetAssignmentMemberValue) isDefault() bool {
+	return (len(s.ActiveTasks) == 0) &&
+		(len(s.StandbyTasks) == 0) &&
+		(len(s.WarmupTasks) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupTargetAssignmentMemberValue) read(r *reader, version int16, flex bool) {
@@ -4018,6 +4534,26 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) setDefaults() {
 	s.ActiveTasksPendingRevocation = nil
 	s.StandbyTasksPendingRevocation = nil
 	s.WarmupTasksPendingRevocation = nil
+}
+
+func newStreamsGroupCurrentMemberAssignmentValue() *StreamsGroupCurrentMemberAssignmentValue {
+	s := &StreamsGroupCurrentMemberAssignmentValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupCurrentMemberAssignmentValue) isDefault() bool {
+	return (s.MemberEpoch == 0) &&
+		(s.PreviousMemberEpoch == 0) &&
+		(s.State == 0) &&
+		(len(s.ActiveTasks) == 0) &&
+		(len(s.StandbyTasks) == 0) &&
+		(len(s.WarmupTasks) == 0) &&
+		(len(s.ActiveTasksPendingRevocation) == 0) &&
+		(len(s.StandbyTasksPendingRevocation) == 0) &&
+		(len(s.WarmupTasksPendingRevocation) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16, flex bool) {
@@ -4235,6 +4771,19 @@ func (s *StreamsGroupTopologyValue) setDefaults() {
 	s.Subtopologies = nil
 }
 
+func newStreamsGroupTopologyValue() *StreamsGroupTopologyValue {
+	s := &StreamsGroupTopologyValue{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *StreamsGroupTopologyValue) isDefault() bool {
+	return (s.Epoch == 0) &&
+		(len(s.Subtopologies) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *StreamsGroupTopologyValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	{
@@ -4329,6 +4878,20 @@ func (s *Subtopology) setDefaults() {
 	s.RepartitionSinkTopics = nil
 	s.RepartitionSourceTopics = nil
 	s.CopartitionGroups = nil
+}
+
+func newSubtopology() *Subtopology { s := &Subtopology{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *Subtopology) isDefault() bool {
+	return (s.SubtopologyId == "") &&
+		(len(s.SourceTopics) == 0) &&
+		(len(s.SourceTopicRegex) == 0) &&
+		(len(s.StateChangelogTopics) == 0) &&
+		(len(s.RepartitionSinkTopics) == 0) &&
+		(len(s.RepartitionSourceTopics) == 0) &&
+		(len(s.CopartitionGroups) == 0) &&
+		len(s.UnknownTags) == 0
 }
 
 func (s *Subtopology) read(r *reader, version int16, flex bool) {
@@ -4533,6 +5096,16 @@ func (s *CopartitionGroup) setDefaults() {
 	s.RepartitionSourceTopics = nil
 }
 
+func newCopartitionGroup() *CopartitionGroup { s := &CopartitionGroup{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *CopartitionGroup) isDefault() bool {
+	return (len(s.SourceTopics) == 0) &&
+		(len(s.SourceTopicRegex) == 0) &&
+		(len(s.RepartitionSourceTopics) == 0) &&
+		len(s.UnknownTags) == 0
+}
+
 func (s *CopartitionGroup) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "SourceTopics", 2, false)
@@ -4656,6 +5229,21 @@ func (s *ConsumerProtocolSubscription) setDefaults() {
 	s.OwnedPartitions = nil
 	s.GenerationId = -1
 	s.RackId = nil
+}
+
+func newConsumerProtocolSubscription() *ConsumerProtocolSubscription {
+	s := &ConsumerProtocolSubscription{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerProtocolSubscription) isDefault() bool {
+	return (len(s.Topics) == 0) &&
+		(s.UserData == nil) &&
+		(len(s.OwnedPartitions) == 0) &&
+		(s.GenerationId == -1) &&
+		(s.RackId == nil)
 }
 
 func (s *ConsumerProtocolSubscription) read(r *reader, version int16, flex bool) {
@@ -4790,6 +5378,14 @@ func (s *OwnedPartition) setDefaults() {
 	s.Partitions = nil
 }
 
+func newOwnedPartition() *OwnedPartition { s := &OwnedPartition{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *OwnedPartition) isDefault() bool {
+	return (s.Topic == "") &&
+		(len(s.Partitions) == 0)
+}
+
 func (s *OwnedPartition) read(r *reader, version int16, flex bool) {
 	if version >= 1 {
 		s.Topic = r.str(flex, "Topic")
@@ -4863,6 +5459,18 @@ func (s *ConsumerProtocolAssignment) setDefaults() {
 	s.UserData = nil
 }
 
+func newConsumerProtocolAssignment() *ConsumerProtocolAssignment {
+	s := &ConsumerProtocolAssignment{}
+	s.setDefaults()
+	return s
+}
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *ConsumerProtocolAssignment) isDefault() bool {
+	return (len(s.AssignedPartitions) == 0) &&
+		(s.UserData == nil)
+}
+
 func (s *ConsumerProtocolAssignment) read(r *reader, version int16, flex bool) {
 	{
 		n, isNull := r.arrayLen(flex, "AssignedPartitions", 1, false)
@@ -4923,6 +5531,14 @@ type AssignedPartition struct {
 func (s *AssignedPartition) setDefaults() {
 	s.Topic = ""
 	s.Partitions = nil
+}
+
+func newAssignedPartition() *AssignedPartition { s := &AssignedPartition{}; s.setDefaults(); return s }
+
+// isDefault reports whether every field holds its default (Kafka's equals against a new struct).
+func (s *AssignedPartition) isDefault() bool {
+	return (s.Topic == "") &&
+		(len(s.Partitions) == 0)
 }
 
 func (s *AssignedPartition) read(r *reader, version int16, flex bool) {

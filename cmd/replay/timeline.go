@@ -223,8 +223,10 @@ func (t *timeline) memberJoin(member, detail string) string {
 }
 
 func (t *timeline) targetMeta(epoch int32, ev *replay.Event) string {
-	return fmt.Sprintf("target %s written (%d member records in this batch at offset %d)",
-		t.epochChange("assignment", epoch, "assignment epoch"), t.targets, ev.Batch.BaseOffset)
+	n := t.targets
+	t.targets = 0 // one batch can hold several target assignments (a conversion, then a join)
+	return fmt.Sprintf("target %s written (%d member records before it in the batch at offset %d)",
+		t.epochChange("assignment", epoch, "assignment epoch"), n, ev.Batch.BaseOffset)
 }
 
 func (t *timeline) tombstone(k recordcodec.Key, ev *replay.Event) string {

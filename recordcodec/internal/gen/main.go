@@ -300,7 +300,13 @@ func (g *gen) goType(f *field) string {
 
 // defaultExpr is the Go value of the field's default.
 func (g *gen) defaultExpr(f *field) string {
-	if f.isArray() || f.typ == "bytes" {
+	if f.isArray() {
+		if !f.nullable.none && f.def != "null" {
+			return g.goType(f) + "{}" // Kafka's default: the empty array, not null
+		}
+		return "nil"
+	}
+	if f.typ == "bytes" {
 		return "nil"
 	}
 	switch f.typ {
@@ -321,6 +327,9 @@ func (g *gen) defaultExpr(f *field) string {
 		return f.def
 	}
 	if !f.nullable.none {
+		if f.def != "null" {
+			return "new" + f.typ + "()" // Kafka's default: the empty struct, not null
+		}
 		return "nil"
 	}
 	return f.typ + "{}"
@@ -330,6 +339,9 @@ func (g *gen) defaultExpr(f *field) string {
 func (g *gen) isDefaultExpr(f *field, v string) string {
 	if f.isArray() {
 		if !f.nullable.none {
+			if f.def != "null" {
+				return v + " != nil && len(" + v + ") == 0"
+			}
 			return v + " == nil"
 		}
 		return "len(" + v + ") == 0"
@@ -351,9 +363,12 @@ func (g *gen) isDefaultExpr(f *field, v string) string {
 		return v + " == " + g.defaultExpr(f)
 	}
 	if !f.nullable.none {
+		if f.def != "null" {
+			return v + " != nil && " + v + ".isDefault()"
+		}
 		return v + " == nil"
 	}
-	return "false"
+	return v + ".isDefault()"
 }
 
 func (g *gen) nullableCond(f *field, valid vrange) string {
@@ -428,6 +443,24 @@ func (g *gen) genStruct(st *structDef) {
 	for _, f := range st.fields {
 		g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
 	}
+	g.p("}")
+	g.p("")
+
+	g.p("func new%s() *%s { s := &%s{}; s.setDefaults(); return s }", st.name, st.name, st.name)
+	g.p("")
+	g.p("// isDefault reports whether every field holds its default (Kafka's equals against a new struct).")
+	g.p("func (s *%s) isDefault() bool {", st.name)
+	var conds []string
+	for _, f := range st.fields {
+		conds = append(conds, "("+g.isDefaultExpr(f, "s."+f.goName())+")")
+	}
+	if flexible {
+		conds = append(conds, "len(s.UnknownTags) == 0")
+	}
+	if len(conds) == 0 {
+		conds = []string{"true"}
+	}
+	g.p("return %s", strings.Join(conds, " && \n"))
 	g.p("}")
 	g.p("")
 
