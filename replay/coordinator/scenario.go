@@ -128,6 +128,9 @@ func atoi32(s string) int32 { n, _ := strconv.ParseInt(s, 10, 32); return int32(
 // parseTasks reads "S:P,P/S:P" into task lists; "" is an empty (non-null) list.
 func parseTasks(s string) []kmsg.TaskIDs {
 	out := []kmsg.TaskIDs{}
+	if s == "null" {
+		return nil
+	}
 	if s == "" {
 		return out
 	}
@@ -428,7 +431,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 	resp := res.Response
 	switch resp.ErrorCode {
 	case ErrNone:
-		c.Epoch, c.EPI, c.Instance = resp.MemberEpoch, resp.EndpointInformationEpoch, req.InstanceID
+		c.Epoch, c.EPI, c.Instance, c.Joined = resp.MemberEpoch, resp.EndpointInformationEpoch, req.InstanceID, true
 		if resp.ActiveTasks != nil {
 			c.Active, c.Standby, c.Warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
 		}
@@ -487,6 +490,9 @@ func (r *Runner) Converge(maxRounds int) (int, error) {
 		changed := false
 		for _, id := range sortedKeys(r.Clients) {
 			c := r.Clients[id]
+			if !c.Joined {
+				continue // never accepted: not a member to keep alive
+			}
 			cmd := "hb"
 			if c.Epoch == 0 {
 				cmd = "join"
