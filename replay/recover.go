@@ -23,7 +23,27 @@ const SnapshotKind = "replay/v1"
 // exactly where it stopped (the forensic-mode violation list is not kept; its count is).
 type snapshotPayload struct {
 	Stats Stats
-	State groupstate.Dump
+	State groupstate.Dump // without its Offsets, which are in Offsets
+	// Offsets are the dump's committed offsets in their compact encoding (recover_codec.go).
+	Offsets offsetTable
+}
+
+// newSnapshotPayload splits the dump: the bulk of it, the committed offsets, goes into the
+// hand-encoded table.
+func newSnapshotPayload(e *Engine) *snapshotPayload {
+	d := e.State().Dump()
+	offs := offsetTable(d.Offsets)
+	d.Offsets = nil
+	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs}
+}
+
+// dump reassembles the dump.
+func (p *snapshotPayload) dump() groupstate.Dump {
+	d := p.State
+	if len(p.Offsets) > 0 {
+		d.Offsets = p.Offsets
+	}
+	return d
 }
 
 // effectiveVersion is the Kafka version an engine built with opts applies.
@@ -67,7 +87,7 @@ func SnapshotMeta(e *Engine, createdAtUnixMilli int64) snapshot.Meta {
 // TakeSnapshot writes the engine's current state to store (on demand). The engine must not
 // be running; the write itself works on a deep copy (the dump).
 func TakeSnapshot(store *snapshot.Store, e *Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
-	return store.Write(SnapshotMeta(e, createdAtUnixMilli), &snapshotPayload{Stats: e.Stats(), State: e.State().Dump()})
+	return store.Write(SnapshotMeta(e, createdAtUnixMilli), newSnapshotPayload(e))
 }
 
 // Recovery reports what Recover restored and how long each phase took.
@@ -171,7 +191,7 @@ func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64
 		return nil, time.Since(start), 0, err
 	}
 	decoded := time.Now()
-	st, err := groupstate.Restore(pl.State)
+	st, err := groupstate.Restore(pl.dump())
 	if err != nil {
 		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("restore state: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,7 +260,7 @@ func TestSnapshotDeterministic(t *testing.T) {
 	spec := genSpec{Seed: 6, Groups: 50, Members: 4, Offsets: 30, Churn: 3000}
 	encode := func(e *Engine) []byte {
 		var buf bytes.Buffer
-		_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), &snapshotPayload{Stats: e.Stats(), State: e.State().Dump()})
+		_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
 		require.NoError(t, err)
 		return buf.Bytes()
 	}
@@ -309,7 +310,7 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	require.NoError(t, e.Run(ctx, src, end))
 	m := SnapshotMeta(e, 0)
 	m.NextOffset = end + 100
-	_, err = store.Write(m, &snapshotPayload{Stats: e.Stats(), State: e.State().Dump()})
+	_, err = store.Write(m, newSnapshotPayload(e))
 	require.NoError(t, err)
 
 	rec, err := Recover(ctx, src, store, 0, Options{})
@@ -372,4 +373,43 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 	require.NotNil(t, rec.Snapshot, "%v", rec.Messages())
 	require.EqualValues(t, cut, rec.SnapshotOffset)
 	requireSameEngine(t, fullReplay(t, src, 0, Options{}), rec.Engine, true, golden)
+}
+
+// TestOffsetTableFields pins the fields offsetTable encodes by position: a field added to
+// OffsetAndMetadata or CommittedOffset must be added to recover_codec.go (with a new layout
+// number and a decoder for the old one), or snapshots would drop it.
+func TestOffsetTableFields(t *testing.T) {
+	names := func(v any) []string {
+		var out []string
+		rt := reflect.TypeOf(v)
+		for i := 0; i < rt.NumField(); i++ {
+			out = append(out, rt.Field(i).Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"CommittedOffset", "LeaderEpoch", "Metadata", "CommitTimestamp", "ExpireTimestamp", "TopicID", "RecordOffset"},
+		names(groupstate.OffsetAndMetadata{}), "teach offsetTable (recover_codec.go) the new field")
+	require.Equal(t, []string{"GroupID", "Topic", "Partition", "OffsetAndMetadata"}, names(groupstate.CommittedOffset{}))
+}
+
+func TestOffsetTableRoundTrip(t *testing.T) {
+	type wrap struct{ T offsetTable }
+	for _, tab := range []offsetTable{nil, {
+		{GroupID: "a", Topic: "t", Partition: 0, OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: 1 << 50, LeaderEpoch: -1, Metadata: "m", CommitTimestamp: -5, ExpireTimestamp: -1, TopicID: groupstate.Uuid{1, 2, 3}, RecordOffset: 9}},
+		{GroupID: "a", Topic: "t", Partition: 7},
+		{GroupID: "a", Topic: "u", Partition: 1},
+		{GroupID: "b", Topic: "t", Partition: math.MaxInt32, OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: math.MinInt64}},
+	}} {
+		var buf bytes.Buffer
+		_, err := snapshot.Encode(&buf, snapshot.Meta{}, wrap{tab})
+		require.NoError(t, err)
+		var got wrap
+		_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got)
+		require.NoError(t, err)
+		if len(tab) == 0 {
+			require.Empty(t, got.T)
+			continue
+		}
+		require.Equal(t, tab, got.T)
+	}
 }

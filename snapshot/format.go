@@ -318,6 +318,9 @@ func walkType(t reflect.Type, path string, seen map[reflect.Type]bool) error {
 		return nil // recursive types are fine: the value is finite
 	}
 	seen[t] = true
+	if handled, err := registerCodecs(t); handled || err != nil {
+		return err
+	}
 	switch t.Kind() {
 	case reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Uintptr, reflect.Complex64, reflect.Complex128:
 		return fmt.Errorf("%w: %s is a %s", ErrPayloadType, path, t.Kind())

@@ -1,0 +1,134 @@
+package snapshot
+
+import (
+	"encoding"
+	"fmt"
+	"reflect"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// Marshaler is implemented by payload types that encode themselves: bulk data (millions of
+// committed offsets) where msgpack's reflective struct coding, which writes every field name
+// of every element, is too slow and too large. The type must also implement Unmarshaler on
+// its pointer. Write the value positionally with the Encoder's methods; the encoding must be
+// a pure function of the value.
+type Marshaler interface {
+	MarshalSnapshot(e *Encoder) error
+}
+
+// Unmarshaler reads what the matching Marshaler wrote.
+type Unmarshaler interface {
+	UnmarshalSnapshot(d *Decoder) error
+}
+
+// Encoder writes msgpack values for a Marshaler.
+type Encoder struct{ m *msgpack.Encoder }
+
+// ArrayLen starts an array of n values.
+func (e *Encoder) ArrayLen(n int) error { return e.m.EncodeArrayLen(n) }
+
+// Int writes an integer in msgpack's shortest form.
+func (e *Encoder) Int(v int64) error { return e.m.EncodeInt(v) }
+
+// String writes a string.
+func (e *Encoder) String(s string) error { return e.m.EncodeString(s) }
+
+// Bytes writes a byte string (nil and empty alike).
+func (e *Encoder) Bytes(b []byte) error { return e.m.EncodeBytes(b) }
+
+// Value writes any value by msgpack's rules (for the small parts).
+func (e *Encoder) Value(v any) error { return e.m.Encode(v) }
+
+// Decoder reads msgpack values for an Unmarshaler.
+type Decoder struct{ m *msgpack.Decoder }
+
+// ArrayLen reads an array header.
+func (d *Decoder) ArrayLen() (int, error) { return d.m.DecodeArrayLen() }
+
+// Int reads an integer.
+func (d *Decoder) Int() (int64, error) { return d.m.DecodeInt64() }
+
+// String reads a string.
+func (d *Decoder) String() (string, error) { return d.m.DecodeString() }
+
+// BytesInto reads a byte string of exactly len(dst) bytes into dst without allocating.
+func (d *Decoder) BytesInto(dst []byte) error {
+	n, err := d.m.DecodeBytesLen()
+	if err != nil {
+		return err
+	}
+	if n != len(dst) {
+		return fmt.Errorf("byte string of %d bytes, want %d", n, len(dst))
+	}
+	return d.m.ReadFull(dst)
+}
+
+// Value reads any value by msgpack's rules into v (a pointer).
+func (d *Decoder) Value(v any) error { return d.m.Decode(v) }
+
+var (
+	marshalerType     = reflect.TypeFor[Marshaler]()
+	unmarshalerType   = reflect.TypeFor[Unmarshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// registerCodecs teaches msgpack, once per type and before msgpack first sees the type, the
+// two encodings this package adds: Marshaler types encode themselves, and byte arrays (UUIDs)
+// are raw bytes even when they have a MarshalText, which would cost a base64 string and an
+// allocation per value. A byte array that arrives as a string (MarshalText form) still
+// decodes. It reports whether the walk should stop at t.
+func registerCodecs(t reflect.Type) (handled bool, err error) {
+	switch {
+	case t.Implements(marshalerType):
+		if !reflect.PointerTo(t).Implements(unmarshalerType) {
+			return true, fmt.Errorf("%w: %s implements Marshaler but *%s not Unmarshaler", ErrPayloadType, t, t)
+		}
+		msgpack.Register(reflect.Zero(t).Interface(),
+			func(enc *msgpack.Encoder, v reflect.Value) error {
+				return v.Interface().(Marshaler).MarshalSnapshot(&Encoder{enc})
+			},
+			func(dec *msgpack.Decoder, v reflect.Value) error {
+				return v.Addr().Interface().(Unmarshaler).UnmarshalSnapshot(&Decoder{dec})
+			})
+		return true, nil
+	case t.Kind() == reflect.Array && t.Elem().Kind() == reflect.Uint8 && t.Implements(textMarshalerType):
+		msgpack.Register(reflect.Zero(t).Interface(),
+			func(enc *msgpack.Encoder, v reflect.Value) error {
+				if v.CanAddr() {
+					return enc.EncodeBytes(v.Slice(0, v.Len()).Bytes())
+				}
+				b := make([]byte, v.Len())
+				reflect.Copy(reflect.ValueOf(b), v)
+				return enc.EncodeBytes(b)
+			},
+			func(dec *msgpack.Decoder, v reflect.Value) error {
+				c, err := dec.PeekCode()
+				if err != nil {
+					return err
+				}
+				if msgpcode.IsString(c) {
+					s, err := dec.DecodeString()
+					if err != nil {
+						return err
+					}
+					u, ok := v.Addr().Interface().(encoding.TextUnmarshaler)
+					if !ok {
+						return fmt.Errorf("%s in text form but without UnmarshalText", v.Type())
+					}
+					return u.UnmarshalText([]byte(s))
+				}
+				n, err := dec.DecodeBytesLen()
+				if err != nil {
+					return err
+				}
+				if n != v.Len() {
+					return fmt.Errorf("%s of %d bytes, want %d", v.Type(), n, v.Len())
+				}
+				return dec.ReadFull(v.Slice(0, n).Bytes())
+			})
+		return true, nil
+	}
+	return false, nil
+}
