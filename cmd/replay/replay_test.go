@@ -17,7 +17,17 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden transcripts in testdata/golden")
 
-const recordings = "../../fixtures/real"
+// committedRecordings are the recordings in the repository: the golden transcripts are made
+// from them. recordings is where the Kafka comparisons read: a fresh recording directory when
+// COORDLOG_RECORDINGS names one (.ci/run records one from a live broker), else the committed ones.
+const committedRecordings = "../../fixtures/real"
+
+var recordings = func() string {
+	if d := os.Getenv("COORDLOG_RECORDINGS"); d != "" {
+		return d
+	}
+	return committedRecordings
+}()
 
 // runCLI runs the replay CLI in-process and returns stdout, stderr and the exit code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
@@ -28,15 +38,15 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 }
 
 // scenarios lists the recorded scenario directories.
-func scenarios(t *testing.T) []string {
+func scenarios(t *testing.T, root string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(recordings)
+	entries, err := os.ReadDir(root)
 	if err != nil {
-		t.Skipf("no recordings in %s: %v", recordings, err)
+		t.Skipf("no recordings in %s: %v", root, err)
 	}
 	var out []string
 	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(recordings, e.Name(), "__consumer_offsets-0")); err == nil {
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "__consumer_offsets-0")); err == nil {
 			out = append(out, e.Name())
 		}
 	}
@@ -64,7 +74,7 @@ func golden(t *testing.T, name, got string) {
 // TestDecodeEqualsKafkaDumpLog: on every recording, `replay decode` prints exactly what Kafka
 // 4.4's own DumpLogSegments --offsets-decoder printed into dump.txt when it was recorded.
 func TestDecodeEqualsKafkaDumpLog(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range scenarios(t, recordings) {
 		t.Run(s, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(recordings, s, "dump.txt"))
 			if err != nil {
@@ -83,8 +93,8 @@ func TestDecodeEqualsKafkaDumpLog(t *testing.T) {
 // TestTranscripts are the golden transcripts of describe, offsets, timeline and check on the
 // recordings.
 func TestTranscripts(t *testing.T) {
-	for _, s := range scenarios(t) {
-		dir := filepath.Join(recordings, s, "__consumer_offsets-0")
+	for _, s := range scenarios(t, committedRecordings) {
+		dir := filepath.Join(committedRecordings, s, "__consumer_offsets-0")
 		t.Run(s, func(t *testing.T) {
 			out, stderr, code := runCLI(t, "describe", dir)
 			require.Equal(t, 0, code, stderr)
@@ -126,7 +136,7 @@ func groupIDs(t *testing.T, dir string) []string {
 
 // TestDeterministic: two replays give byte-identical JSON.
 func TestDeterministic(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range scenarios(t, recordings) {
 		dir := filepath.Join(recordings, s, "__consumer_offsets-0")
 		a, _, _ := runCLI(t, "describe", dir, "--format", "json")
 		b, _, _ := runCLI(t, "describe", dir, "--format", "json")
@@ -137,7 +147,7 @@ func TestDeterministic(t *testing.T) {
 // TestAtOffsetRewinds: the transactions recording changes its answer along history: an offset
 // is pending before its COMMIT marker and committed after it.
 func TestAtOffsetRewinds(t *testing.T) {
-	dir := filepath.Join(recordings, "transactions", "__consumer_offsets-0")
+	dir := filepath.Join(committedRecordings, "transactions", "__consumer_offsets-0")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("no transactions recording")
 	}
@@ -154,7 +164,7 @@ func TestAtOffsetRewinds(t *testing.T) {
 // TestImportThenReadFromDB imports each recording into a Pebble log; every command then gives
 // the same answer from the database as from the segments, and a second import adds nothing.
 func TestImportThenReadFromDB(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range scenarios(t, recordings) {
 		dir := filepath.Join(recordings, s, "__consumer_offsets-0")
 		db := filepath.Join(t.TempDir(), "db")
 		out, stderr, code := runCLI(t, "import", dir, "--db", db, "--progress", "none")
@@ -193,7 +203,7 @@ func TestUsageErrors(t *testing.T) {
 // TestDamagedInput: strict mode stops at a corrupted batch naming the file and byte position;
 // forensic mode reports it and goes on with the next batches.
 func TestDamagedInput(t *testing.T) {
-	src := filepath.Join(recordings, "consumer", "__consumer_offsets-0", "00000000000000000000.log")
+	src := filepath.Join(committedRecordings, "consumer", "__consumer_offsets-0", "00000000000000000000.log")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Skip("no consumer recording")
