@@ -209,7 +209,9 @@ func toRecordTasksWithEpochs(m taskMap, withEpochs bool) []recordcodec.TaskIdsWi
 	g := grouped(m)
 	out := make([]recordcodec.TaskIdsWithEpochs, len(g))
 	for i, s := range g {
-		out[i] = recordcodec.TaskIdsWithEpochs{SubtopologyId: s.id, Partitions: s.partitions}
+		// AssignmentEpochs defaults to an empty list (Kafka's schema), which is what Kafka
+		// leaves on standby and warm-up entries: not written.
+		out[i] = recordcodec.TaskIdsWithEpochs{SubtopologyId: s.id, Partitions: s.partitions, AssignmentEpochs: []int32{}}
 		if withEpochs {
 			out[i].AssignmentEpochs = s.epochs
 		}

@@ -1,0 +1,184 @@
+package coordinator
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/segment"
+	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/coordlog/coordlog/replay"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const realStreams = "../../fixtures/real/streams/__consumer_offsets-0"
+
+// realStreamsBatches reads the streams-group records (ids 17-23) of the real Kafka 4.4.0
+// recording, one slice per batch that holds any.
+func realStreamsBatches(t *testing.T) [][]recordcodec.Record {
+	t.Helper()
+	r, err := segment.Open(realStreams, segment.Options{Mode: eventlog.Strict})
+	require.NoError(t, err)
+	it, err := r.Batches(0, 0)
+	require.NoError(t, err)
+	defer it.Close()
+	var out [][]recordcodec.Record
+	for it.Next() {
+		b := it.Batch()
+		if b.Attributes.Control() {
+			continue
+		}
+		var recs []recordcodec.Record
+		for _, rec := range b.Records {
+			d, err := recordcodec.Decode(rec.Key, rec.Value)
+			require.NoError(t, err)
+			if d.Key.Type >= recordcodec.StreamsGroupMetadata && d.Key.Type <= recordcodec.StreamsGroupTopology {
+				recs = append(recs, d)
+			}
+		}
+		if len(recs) > 0 {
+			out = append(out, recs)
+		}
+	}
+	require.NoError(t, it.Err())
+	return out
+}
+
+// envSpecific removes what differs on every recording or by design (doc.go): timestamps and
+// the metadata hash (XXH3 in Kafka, FNV here).
+var envSpecific = regexp.MustCompile(`"(metadataHash|assignmentTimestamp)":-?[0-9]+`)
+
+func renderRecord(r recordcodec.Record) string {
+	var b []byte
+	b = recordcodec.AppendDumpLogKey(b, r.Key)
+	b = append(b, ' ')
+	b = recordcodec.AppendDumpLogPayload(b, r.Value)
+	return envSpecific.ReplaceAllString(string(b), `"$1":X`)
+}
+
+// TestConformanceRealStreamsRecording replays the heartbeats that the real recording's
+// driver sent (instance A joins, internal topics get created, B joins, the standby moves in
+// place, B leaves) and requires the records Kafka 4.4.0 wrote, batch by batch. Only the
+// order of several record-21s inside one batch may differ (Kafka: HashMap order; here:
+// member id order).
+func TestConformanceRealStreamsRecording(t *testing.T) {
+	if _, err := os.Stat(realStreams); err != nil {
+		t.Skipf("real recording not available: %v", err)
+	}
+	want := realStreamsBatches(t)
+	require.GreaterOrEqual(t, len(want), 9)
+	topo := want[0][1].Value.(*recordcodec.StreamsGroupTopologyValue)
+	metaA := want[0][0].Value.(*recordcodec.StreamsGroupMemberMetadataValue)
+	metaB := want[2][0].Value.(*recordcodec.StreamsGroupMemberMetadataValue)
+	idA, idB := want[0][0].Key.Member, want[2][0].Key.Member
+
+	reqTopo := &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: topo.Epoch}
+	info := func(in []recordcodec.StreamsTopicInfo) []kmsg.TopicInfo {
+		out := []kmsg.TopicInfo{}
+		for _, ti := range in {
+			k := kmsg.TopicInfo{Topic: ti.Name, NumPartitions: ti.Partitions, ReplicationFactor: ti.ReplicationFactor}
+			for _, c := range ti.TopicConfigs {
+				k.Configs = append(k.Configs, kmsg.TopicInfoConfig{Key: c.Key, Value: c.Value})
+			}
+			out = append(out, k)
+		}
+		return out
+	}
+	for _, s := range topo.Subtopologies {
+		reqTopo.Subtopologies = append(reqTopo.Subtopologies, kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+			SubtopologyID: s.SubtopologyId, SourceTopics: s.SourceTopics, SourceTopicRegex: s.SourceTopicRegex,
+			StateChangelogTopics: info(s.StateChangelogTopics), RepartitionSinkTopics: s.RepartitionSinkTopics,
+			RepartitionSourceTopics: info(s.RepartitionSourceTopics), CopartitionGroups: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{},
+		})
+	}
+
+	e := replay.New(0, replay.Options{Mode: eventlog.Strict})
+	soft := NewSoft()
+	cfg := DefaultConfig()
+	cfg.NumStandbyReplicas = 1
+	cfg.InitialRebalanceDelayMs, cfg.AssignmentIntervalMs = 0, 0 // record.sh's broker settings
+	c := &Coordinator{Config: func(string) Config { return cfg }}
+	md := &Metadata{Topics: map[string]TopicMetadata{"s4-in": {ID: topicID("s4-in"), Partitions: 2}}, Version: 1}
+	now := int64(1000)
+
+	tasks := func(s string) []kmsg.TaskIDs { return parseTasks(s) }
+	join := func(id string, meta *recordcodec.StreamsGroupMemberMetadataValue) (Request, string) {
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, 0, meta.RebalanceTimeoutMs
+		r.Topology = reqTopo
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		p := meta.ProcessId
+		r.ProcessID = &p
+		r.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+		return Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
+	}
+	hb := func(id string, epoch int32, active, standby string) (Request, string) {
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, epoch, -1
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = tasks(active), tasks(standby), []kmsg.TaskIDs{}
+		meta := metaA
+		if id == idB {
+			meta = metaB
+		}
+		return Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
+	}
+	leave := func(id string) (Request, string) {
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, -1, -1
+		return Request{Heartbeat: r, ClientID: metaB.ClientId, ClientHost: metaB.ClientHost}, id
+	}
+	steps := []struct {
+		name string
+		req  func() (Request, string)
+		pre  func()
+	}{
+		{"A joins; internal topics missing", func() (Request, string) { return join(idA, metaA) }, nil},
+		{"internal topics created; A assigned everything", func() (Request, string) { return hb(idA, 2, "", "") }, func() {
+			md.Topics["streams-app-by-prefix-repartition"] = TopicMetadata{ID: topicID("r"), Partitions: 2}
+			md.Topics["streams-app-prefix-counts-changelog"] = TopicMetadata{ID: topicID("c"), Partitions: 2}
+			md.Version++
+		}},
+		{"B joins", func() (Request, string) { return join(idB, metaB) }, nil},
+		{"B heartbeats, still unreleased", func() (Request, string) { return hb(idB, 4, "", "1:0") }, nil},
+		{"A revokes; active 1-1 becomes a standby in place", func() (Request, string) { return hb(idA, 3, "0:0,1/1:0,1", "") }, nil},
+		{"A acknowledges", func() (Request, string) { return hb(idA, 3, "0:0/1:0", "1:1") }, nil},
+		{"B gets its actives", func() (Request, string) { return hb(idB, 4, "", "1:0") }, nil},
+		{"B leaves", func() (Request, string) { return leave(idB) }, nil},
+		{"A takes everything back", func() (Request, string) { return hb(idA, 4, "0:0/1:0", "1:1") }, nil},
+	}
+	for i, s := range steps {
+		if s.pre != nil {
+			s.pre()
+		}
+		req, _ := s.req()
+		req.StateOffset = e.NextOffset()
+		res := c.Heartbeat(e.State(), soft, md, req, now)
+		require.Equal(t, ErrNone, res.Response.ErrorCode, "%s: %v", s.name, res.Response.ErrorMessage)
+		got, exp := render(res.Records), render(want[i])
+		require.ElementsMatch(t, exp, got, "step %d (%s)", i, s.name)
+		// Same order except among record-21s.
+		require.Equal(t, typesOrder(want[i]), typesOrder(res.Records), "step %d (%s)", i, s.name)
+		b, err := NewBatch(0, e.NextOffset(), now, res.Records)
+		require.NoError(t, err)
+		require.NoError(t, e.Apply(b))
+		now += 100
+	}
+}
+
+func render(recs []recordcodec.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = renderRecord(r)
+	}
+	return out
+}
+
+func typesOrder(recs []recordcodec.Record) []recordcodec.RecordType {
+	out := make([]recordcodec.RecordType, len(recs))
+	for i, r := range recs {
+		out[i] = r.Key.Type
+	}
+	return out
+}
