@@ -68,7 +68,8 @@ func (r TxnResult) String() string {
 // pending map of that producer until its transaction marker. It never fails.
 func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topic string, partition int32, v OffsetCommitValue) error {
 	if _, ok := s.groups[groupID]; !ok {
-		s.groups[groupID] = &classicGroup{protocolType: "", currentStateTimestamp: -1}
+		// Clone: the caller may pass a string that aliases a reused read buffer.
+		s.groups[strings.Clone(groupID)] = &classicGroup{protocolType: "", currentStateTimestamp: -1}
 	}
 	om := OffsetAndMetadata{
 		CommittedOffset: v.Offset,

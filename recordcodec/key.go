@@ -2,6 +2,7 @@ package recordcodec
 
 import (
 	"encoding/binary"
+	"unsafe"
 )
 
 // Key is a decoded record key. Every key is the int16 record type followed by a non-flexible
@@ -154,4 +155,32 @@ func (k *Key) writeJSON(w *jsonWriter) {
 		w.string(k.Regex)
 	}
 	w.closeObject()
+}
+
+// OffsetCommitKeyNoCopy parses the key of an offset commit (record types 0 and 1) without
+// allocating: group and topic alias b. ok is false when b is not a complete, exact offset
+// commit key; callers then take the general path (Decoder.Key) for its error.
+func OffsetCommitKeyNoCopy(b []byte) (t RecordType, group, topic string, partition int32, ok bool) {
+	if len(b) < 10 {
+		return 0, "", "", 0, false
+	}
+	t = RecordType(binary.BigEndian.Uint16(b))
+	if t != OffsetCommit && t != LegacyOffsetCommit {
+		return 0, "", "", 0, false
+	}
+	gl := int(int16(binary.BigEndian.Uint16(b[2:])))
+	if gl < 0 || len(b) < 4+gl+2 {
+		return 0, "", "", 0, false
+	}
+	tl := int(int16(binary.BigEndian.Uint16(b[4+gl:])))
+	if tl < 0 || len(b) != 4+gl+2+tl+4 {
+		return 0, "", "", 0, false
+	}
+	if gl > 0 {
+		group = unsafe.String(&b[4], gl)
+	}
+	if tl > 0 {
+		topic = unsafe.String(&b[6+gl], tl)
+	}
+	return t, group, topic, int32(binary.BigEndian.Uint32(b[6+gl+tl:])), true
 }

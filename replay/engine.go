@@ -364,7 +364,13 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 
 func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) error {
 	d := recordcodec.Decoder{Layout: e.layout, NoCopy: true}
-	k, err := d.Key(r.Key)
+	_, group, topic, partition, ok := recordcodec.OffsetCommitKeyNoCopy(r.Key)
+	var err error
+	if !ok {
+		var k recordcodec.Key
+		k, err = d.Key(r.Key) // the general path names the problem
+		group, topic, partition = k.Group, k.Topic, k.Partition
+	}
 	if err == nil {
 		err = d.DecodeInto(&e.ocv, r.Value)
 	}
@@ -380,7 +386,12 @@ func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) er
 	if meta != "" {
 		meta = strings.Clone(meta)
 	}
-	err = e.state.ReplayOffsetCommit(r.Offset, b.ProducerID, e.intern(k.Group), e.intern(k.Topic), k.Partition, groupstate.OffsetCommitValue{
+	// group and topic alias the batch: groupstate copies the names it keeps, once per group and
+	// topic. Pending transactional offsets key by name, so intern those.
+	if b.ProducerID != groupstate.NoProducerID {
+		group, topic = e.intern(group), e.intern(topic)
+	}
+	err = e.state.ReplayOffsetCommit(r.Offset, b.ProducerID, group, topic, partition, groupstate.OffsetCommitValue{
 		Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: meta, CommitTimestamp: v.CommitTimestamp,
 		ExpireTimestamp: v.ExpireTimestamp, TopicID: groupstate.Uuid(v.TopicId),
 	})

@@ -1,0 +1,202 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/segment"
+	"github.com/coordlog/coordlog/recordcodec"
+)
+
+// benchSource serves batches from memory, so that a benchmark measures replay alone.
+type benchSource struct{ batches []*eventlog.Batch }
+
+func (m *benchSource) Partitions() ([]int32, error) { return []int32{0}, nil }
+func (m *benchSource) Offsets(int32) (int64, int64, error) {
+	if len(m.batches) == 0 {
+		return 0, 0, nil
+	}
+	return m.batches[0].BaseOffset, m.batches[len(m.batches)-1].NextOffset(), nil
+}
+func (m *benchSource) Batches(_ int32, from int64) (eventlog.Iterator, error) {
+	i := 0
+	for i < len(m.batches) && m.batches[i].LastOffset < from {
+		i++
+	}
+	return &benchIter{b: m.batches[i:], i: -1}, nil
+}
+
+type benchIter struct {
+	b []*eventlog.Batch
+	i int
+}
+
+func (it *benchIter) Next() bool             { it.i++; return it.i < len(it.b) }
+func (it *benchIter) Batch() *eventlog.Batch { return it.b[it.i] }
+func (it *benchIter) Err() error             { return nil }
+func (it *benchIter) Close() error           { return nil }
+
+// logBuilder appends coordinator records as Kafka batches.
+type logBuilder struct {
+	batches []*eventlog.Batch
+	next    int64
+	ts      int64
+	bytes   int64
+}
+
+func (lb *logBuilder) batch(recs ...recordcodec.Record) {
+	b := &eventlog.Batch{BaseOffset: lb.next, Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: lb.ts, MaxTimestamp: lb.ts}
+	for _, r := range recs {
+		k, v, err := recordcodec.Encode(r)
+		if err != nil {
+			panic(err)
+		}
+		b.Records = append(b.Records, eventlog.Record{Offset: lb.next, Timestamp: lb.ts, Key: k, Value: v})
+		lb.bytes += int64(len(k) + len(v))
+		lb.next++
+	}
+	b.LastOffset, b.NumRecords = lb.next-1, int32(len(recs))
+	lb.ts++
+	lb.batches = append(lb.batches, b)
+}
+
+// offsetCommitLog is what most real partitions look like: groups committing offsets for their
+// partitions, 8 per batch, over and over.
+func offsetCommitLog(records int) *logBuilder {
+	lb := &logBuilder{ts: 1_760_000_000_000}
+	const groups, topics, partitions = 200, 4, 16
+	var recs []recordcodec.Record
+	for n := 0; n < records; n++ {
+		g := n / 8 % groups
+		t, p := n/8/groups%topics, n%partitions
+		v := recordcodec.NewOffsetCommitValue()
+		v.Offset, v.LeaderEpoch, v.CommitTimestamp = int64(n), 3, lb.ts
+		recs = append(recs, recordcodec.Record{
+			Key:   recordcodec.Key{Type: recordcodec.OffsetCommit, Group: "consumer-group-" + strconv.Itoa(g), Topic: "orders.events." + strconv.Itoa(t), Partition: int32(p)},
+			Value: v,
+		})
+		if len(recs) == 8 {
+			lb.batch(recs...)
+			recs = recs[:0]
+		}
+	}
+	if len(recs) > 0 {
+		lb.batch(recs...)
+	}
+	return lb
+}
+
+// streamsLog churns streams groups: each heartbeat round writes member metadata, the group
+// epoch, a target assignment for every member and the heartbeating member's current assignment,
+// as Kafka's streams heartbeat does.
+func streamsLog(records int) *logBuilder {
+	lb := &logBuilder{ts: 1_760_000_000_000}
+	const groups, members = 20, 6
+	epoch := map[int]int32{}
+	for n := 0; lb.next < int64(records); n++ {
+		g := n % groups
+		gid := "streams-app-" + strconv.Itoa(g)
+		epoch[g]++
+		e := epoch[g]
+		m := fmt.Sprintf("member-%d", n%members)
+		var recs []recordcodec.Record
+		mm := recordcodec.NewStreamsGroupMemberMetadataValue()
+		mm.ClientId, mm.ClientHost, mm.ProcessId, mm.TopologyEpoch, mm.RebalanceTimeoutMs = "app-"+m, "/10.0.0.1", "process-"+m, 1, 300000
+		recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupMemberMetadata, Group: gid, Member: m}, Value: mm})
+		if e == 1 {
+			topo := recordcodec.NewStreamsGroupTopologyValue()
+			topo.Epoch = 1
+			topo.Subtopologies = []recordcodec.Subtopology{{SubtopologyId: "0", SourceTopics: []string{"input"}}, {SubtopologyId: "1", SourceTopics: []string{"app-repartition"}}}
+			recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTopology, Group: gid}, Value: topo})
+		}
+		gm := recordcodec.NewStreamsGroupMetadataValue()
+		gm.Epoch, gm.MetadataHash, gm.ValidatedTopologyEpoch = e, 42, 1
+		recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupMetadata, Group: gid}, Value: gm})
+		for i := 0; i < members; i++ {
+			tm := recordcodec.NewStreamsGroupTargetAssignmentMemberValue()
+			tm.ActiveTasks = []recordcodec.TaskIds{{SubtopologyId: "0", Partitions: []int32{int32(i), int32(i + members)}}, {SubtopologyId: "1", Partitions: []int32{int32(i)}}}
+			tm.StandbyTasks = []recordcodec.TaskIds{{SubtopologyId: "1", Partitions: []int32{int32((i + 1) % members)}}}
+			recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTargetAssignmentMember, Group: gid, Member: fmt.Sprintf("member-%d", i)}, Value: tm})
+		}
+		ta := recordcodec.NewStreamsGroupTargetAssignmentMetadataValue()
+		ta.AssignmentEpoch = e
+		recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTargetAssignmentMetadata, Group: gid}, Value: ta})
+		cm := recordcodec.NewStreamsGroupCurrentMemberAssignmentValue()
+		cm.MemberEpoch, cm.PreviousMemberEpoch, cm.State = e, e-1, 1
+		cm.ActiveTasks = []recordcodec.TaskIdsWithEpochs{{SubtopologyId: "0", Partitions: []int32{0, 6}, AssignmentEpochs: []int32{e, e}}}
+		recs = append(recs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupCurrentMemberAssignment, Group: gid, Member: m}, Value: cm})
+		lb.batch(recs...)
+	}
+	return lb
+}
+
+func benchReplay(b *testing.B, lb *logBuilder) {
+	src := &benchSource{batches: lb.batches}
+	b.SetBytes(lb.bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		e := New(0, Options{})
+		if err := e.Run(context.Background(), src, math.MaxInt64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(lb.next)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkReplayOffsetCommits replays 1M offset commits from memory on one core.
+func BenchmarkReplayOffsetCommits(b *testing.B) { benchReplay(b, offsetCommitLog(1_000_000)) }
+
+// BenchmarkReplayStreams replays a streams-heavy log of 500k records from memory.
+func BenchmarkReplayStreams(b *testing.B) { benchReplay(b, streamsLog(500_000)) }
+
+// BenchmarkReplaySegments writes an offset-commit-heavy dump of COORDLOG_BENCH_MB megabytes
+// (default 64) to segment files and replays it from disk: reading, CRC, decoding and replay.
+func BenchmarkReplaySegments(b *testing.B) {
+	mb := 64
+	if s := os.Getenv("COORDLOG_BENCH_MB"); s != "" {
+		mb, _ = strconv.Atoi(s)
+	}
+	// About 60 bytes of key and value per commit: size the log in records.
+	lb := offsetCommitLog(mb << 20 / 60)
+	dir := filepath.Join(b.TempDir(), "__consumer_offsets-0")
+	w, err := segment.NewWriter(dir, segment.WriterOptions{SegmentBytes: 100 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bt := range lb.batches {
+		if _, err := w.Write(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var disk int64
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range files {
+		st, _ := os.Stat(f)
+		disk += st.Size()
+	}
+	b.SetBytes(disk)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		src, err := segment.Open(dir, segment.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ReplaySource(context.Background(), src, nil, math.MaxInt64, Options{}, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(lb.next)*float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
