@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/coordlog/coordlog/groupstate"
@@ -119,6 +120,82 @@ func TestPropertyRandomScenarios(t *testing.T) {
 						require.NoError(t, r.Tick())
 					}
 				default: // converge
+					_, err := r.Converge(60)
+					require.NoError(t, err)
+					checkConverged(t, r.State(), "app", step)
+				}
+				checkInvariants(t, r.State(), "app", step)
+			}
+			_, err := r.Converge(60)
+			require.NoError(t, err)
+			checkConverged(t, r.State(), "app", steps)
+			checkReplayEquivalence(t, rec)
+		})
+	}
+}
+
+// TestPropertyWarmups runs random scenarios with the KIP-1071 warm-up assignor: members
+// sometimes report their warm-ups as caught up. The same invariants hold, and groups converge.
+func TestPropertyWarmups(t *testing.T) {
+	warmupsSeen := 0
+	defer func() {
+		if !t.Failed() {
+			require.Positive(t, warmupsSeen, "no warm-up was ever assigned: the test is vacuous")
+		}
+	}()
+	seeds, steps := 10, 250
+	if testing.Short() {
+		seeds, steps = 3, 120
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 17))
+			r, rec := newEngineRunner(nil)
+			r.Cfg.InitialRebalanceDelayMs, r.Cfg.AssignmentIntervalMs = 0, 0
+			r.Cfg.Assignor, r.Cfg.NumWarmupReplicas, r.Cfg.AcceptableRecoveryLag = AssignorHighlyAvailable, int32(1+seed%3), 10
+			r.Cfg.NumStandbyReplicas = int32(seed % 2)
+			for _, cmd := range []string{"topic in 6", "topic app-s-changelog 6", "sub 0 source=in changelog=app-s-changelog"} {
+				require.NoError(t, r.Exec(cmd))
+			}
+			next := 0
+			live := map[string]bool{}
+			for step := 0; step < steps; step++ {
+				switch op := rng.IntN(10); {
+				case op < 3 || len(live) == 0:
+					id := fmt.Sprintf("m%d", next)
+					next++
+					require.NoError(t, r.Exec(fmt.Sprintf("join %s process=p%d", id, rng.IntN(3))))
+					live[id] = true
+				case op < 8:
+					ids := sortedKeys(live)
+					id := ids[rng.IntN(len(ids))]
+					c := r.Clients[id]
+					if c == nil || c.Epoch == 0 {
+						continue
+					}
+					cmd := "hb " + id
+					if len(c.Warmup) > 0 {
+						warmupsSeen++
+					}
+					if rng.IntN(2) == 0 && len(c.Warmup) > 0 {
+						var offs []string
+						for _, w := range c.Warmup {
+							for _, p := range w.Partitions {
+								offs = append(offs, fmt.Sprintf("%s:%d=100", w.SubtopologyID, p))
+							}
+						}
+						o := strings.Join(offs, ",")
+						cmd += " offsets=" + o + " endoffsets=" + o
+					}
+					require.NoError(t, r.Exec(cmd))
+				case op < 9:
+					ids := sortedKeys(live)
+					id := ids[rng.IntN(len(ids))]
+					if c := r.Clients[id]; c != nil && c.Epoch != 0 {
+						require.NoError(t, r.Exec("leave "+id))
+					}
+					delete(live, id)
+				default:
 					_, err := r.Converge(60)
 					require.NoError(t, err)
 					checkConverged(t, r.State(), "app", step)

@@ -60,16 +60,23 @@ func applyWarmups(g *group, gs *GroupSoft, ct *configuredTopology, cfg Config, n
 			if pm == nil || nm == nil || pm.processID == nm.processID || caughtUp(g, gs, nm.processID, t, cfg.AcceptableRecoveryLag) {
 				continue
 			}
-			// Keep the task on its current owner.
+			// Keep the task on its current owner; no other member of its process may keep a
+			// standby of it then.
 			delete(tt.active, t)
+			next[id] = tt
 			pt := next[prev]
 			if pt.active == nil {
 				pt.active = taskMap{}
 			}
 			pt.active[t] = 0
-			delete(pt.standby, t)
 			next[prev] = pt
-			if budget == 0 || tt.standby.has(t) {
+			for _, oid := range sortedKeys(next) {
+				if om := g.members[oid]; om != nil && om.processID == pm.processID {
+					delete(next[oid].standby, t)
+				}
+			}
+			tt = next[id]
+			if budget == 0 || processHolds(g, next, nm.processID, t) {
 				continue
 			}
 			if tt.warmup == nil {
@@ -83,6 +90,16 @@ func applyWarmups(g *group, gs *GroupSoft, ct *configuredTopology, cfg Config, n
 	for id, tt := range next {
 		next[id] = normalize(tt)
 	}
+}
+
+// processHolds reports whether a member of process holds t in any role in the assignment.
+func processHolds(g *group, next map[string]tuple, process string, t TaskID) bool {
+	for id, tt := range next {
+		if m := g.members[id]; m != nil && m.processID == process && (tt.active.has(t) || tt.standby.has(t) || tt.warmup.has(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // warmupCaughtUp reports whether some member's target warm-up is now caught up.
