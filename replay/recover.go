@@ -125,6 +125,34 @@ func (r *Recovery) Total() time.Duration { return r.Verify + r.Decode + r.Restor
 // (corrupt ones moved aside by the store) and reported in Recovery.Loaded; when none is
 // usable Recover replays the whole log. The result is the state a full replay gives.
 func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options) (*Recovery, error) {
+	return RecoverTo(ctx, src, store, p, opts, math.MaxInt64)
+}
+
+// RecoverTo is Recover for the state as of until (exclusive, as in Engine.Run): snapshots
+// taken after until are not usable and are skipped (and reported), and the tail replay stops
+// at until.
+func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
+	rec, err := RestoreNewest(src, store, p, opts, until)
+	if err != nil {
+		return nil, err
+	}
+	before := rec.Engine.Stats()
+	start := time.Now()
+	err = rec.Engine.Run(ctx, src, until)
+	rec.Tail = time.Since(start)
+	after := rec.Engine.Stats()
+	rec.TailRecords = (after.Records + after.Markers + after.OtherControl) - (before.Records + before.Markers + before.OtherControl)
+	rec.TailBatches = after.Batches - before.Batches
+	if err != nil {
+		return rec, fmt.Errorf("replay: recover partition %d: tail from offset %d: %w", p, rec.SnapshotOffset, err)
+	}
+	return rec, nil
+}
+
+// RestoreNewest is the first phase of RecoverTo: it restores the newest usable snapshot at or
+// before until (or returns a fresh engine when none is usable) and replays nothing, so that
+// the caller can replay the tail its own way (RunWithSnapshots).
+func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
 	rec := &Recovery{}
 	_, logNext, err := src.Offsets(p)
 	if err != nil {
@@ -135,6 +163,10 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 		var used *Engine
 		rec.Loaded, err = store.Load(p, func(sn *snapshot.Snapshot) error {
 			rec.Verify = time.Since(start)
+			if sn.NextOffset > until {
+				start = time.Now()
+				return fmt.Errorf("taken at offset %d, after the requested offset %d", sn.NextOffset, until-1)
+			}
 			e, dec, res, err := restoreSnapshot(sn, p, opts, logNext)
 			rec.Decode, rec.Restore = dec, res
 			if err != nil {
@@ -155,16 +187,6 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 	}
 	if rec.Engine == nil {
 		rec.Engine = New(p, opts)
-	}
-	before := rec.Engine.Stats()
-	start := time.Now()
-	err = rec.Engine.Run(ctx, src, math.MaxInt64)
-	rec.Tail = time.Since(start)
-	after := rec.Engine.Stats()
-	rec.TailRecords = (after.Records + after.Markers + after.OtherControl) - (before.Records + before.Markers + before.OtherControl)
-	rec.TailBatches = after.Batches - before.Batches
-	if err != nil {
-		return rec, fmt.Errorf("replay: recover partition %d: tail from offset %d: %w", p, rec.SnapshotOffset, err)
 	}
 	return rec, nil
 }
@@ -200,6 +222,27 @@ func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64
 	}
 	e := Restore(p, st, m.NextOffset, pl.Stats, opts)
 	return e, decoded.Sub(start), time.Since(decoded), nil
+}
+
+// LoadSnapshot verifies the snapshot file name in store and restores an engine from it,
+// without replaying anything and without moving anything aside (for inspection: verify,
+// describe of a snapshot). It checks the payload kind, not the rules: opts.Version and
+// opts.Layout are taken from the snapshot.
+func LoadSnapshot(store *snapshot.Store, name string, opts Options) (*Engine, snapshot.Info, error) {
+	var pl snapshotPayload
+	in, err := store.Read(name, &pl)
+	if err != nil {
+		return nil, in, err
+	}
+	m := in.Header.Meta
+	if m.PayloadKind != SnapshotKind {
+		return nil, in, fmt.Errorf("snapshot %s: payload kind %q, this build reads %q", name, m.PayloadKind, SnapshotKind)
+	}
+	st, err := groupstate.Restore(pl.dump())
+	if err != nil {
+		return nil, in, fmt.Errorf("snapshot %s: restore state: %w", name, err)
+	}
+	return Restore(m.Partition, st, m.NextOffset, pl.Stats, opts), in, nil
 }
 
 // SnapshotPolicy says when RunWithSnapshots takes snapshots.

@@ -275,43 +275,43 @@ func (g *logGen) emitBatch(pid int64, epoch int16, attrs eventlog.Attributes) er
 	return g.emit(b)
 }
 
-// memSource is an in-memory eventlog.Source of one partition.
-type memSource struct {
+// genSource is an in-memory eventlog.Source of one partition.
+type genSource struct {
 	p       int32
 	batches []*eventlog.Batch
 }
 
-func genMem(spec genSpec) *memSource {
-	s := &memSource{p: spec.Partition}
+func genMem(spec genSpec) *genSource {
+	s := &genSource{p: spec.Partition}
 	if err := generate(spec, func(b *eventlog.Batch) error { s.batches = append(s.batches, b); return nil }); err != nil {
 		panic(err)
 	}
 	return s
 }
 
-func (s *memSource) Partitions() ([]int32, error) { return []int32{s.p}, nil }
+func (s *genSource) Partitions() ([]int32, error) { return []int32{s.p}, nil }
 
-func (s *memSource) Offsets(p int32) (int64, int64, error) {
+func (s *genSource) Offsets(p int32) (int64, int64, error) {
 	if p != s.p || len(s.batches) == 0 {
 		return 0, 0, nil
 	}
 	return s.batches[0].BaseOffset, s.batches[len(s.batches)-1].NextOffset(), nil
 }
 
-func (s *memSource) Batches(p int32, from int64) (eventlog.Iterator, error) {
+func (s *genSource) Batches(p int32, from int64) (eventlog.Iterator, error) {
 	if p != s.p {
-		return &memIter{}, nil
+		return &genIter{}, nil
 	}
 	i := sort.Search(len(s.batches), func(i int) bool { return s.batches[i].LastOffset >= from })
-	return &memIter{bs: s.batches[i:], i: -1}, nil
+	return &genIter{bs: s.batches[i:], i: -1}, nil
 }
 
-type memIter struct {
+type genIter struct {
 	bs []*eventlog.Batch
 	i  int
 }
 
-func (it *memIter) Next() bool             { it.i++; return it.i < len(it.bs) }
-func (it *memIter) Batch() *eventlog.Batch { return it.bs[it.i] }
-func (it *memIter) Err() error             { return nil }
-func (it *memIter) Close() error           { return nil }
+func (it *genIter) Next() bool             { it.i++; return it.i < len(it.bs) }
+func (it *genIter) Batch() *eventlog.Batch { return it.bs[it.i] }
+func (it *genIter) Err() error             { return nil }
+func (it *genIter) Close() error           { return nil }

@@ -65,12 +65,12 @@ func requireSameEngine(t testing.TB, want, got *Engine, midBatch bool, what stri
 // <= from), so the tail a restart reads differs from the full scan. Until the segment
 // reader resolves the overlap the same way for both, snapshot equivalence on segment dumps
 // is checked over the scan. (The Pebble log, which restarts read, has no such overlap.)
-func materialize(t testing.TB, src eventlog.Source, p int32) *memSource {
+func materialize(t testing.TB, src eventlog.Source, p int32) *genSource {
 	t.Helper()
 	it, err := src.Batches(p, 0)
 	require.NoError(t, err)
 	defer it.Close()
-	m := &memSource{p: p}
+	m := &genSource{p: p}
 	for it.Next() {
 		m.batches = append(m.batches, it.Batch().Clone())
 	}

@@ -454,6 +454,21 @@ func (s *Store) quarantine(name string) (string, error) {
 	return dst, syncDir(s.dir)
 }
 
+// Broken lists the quarantined files (*.broken, *.broken.N), sorted by name.
+func (s *Store) Broken() ([]string, error) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: list: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), namePrefix) && strings.Contains(e.Name(), suffix+brokenSuffix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 // Prune deletes the snapshots of partition p beyond the newest keep, and returns their
 // names. Quarantined files are not touched.
 func (s *Store) Prune(p int32, keep int) ([]string, error) {

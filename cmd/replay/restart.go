@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
+)
+
+type restartFlags struct {
+	replayFlags
+	db          string
+	format      string
+	compareFull bool
+}
+
+func newRestartCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f restartFlags
+	cmd := &cobra.Command{
+		Use:   "restart --db <path>",
+		Short: "Restore each partition as a restarting coordinator would: newest snapshot plus the log tail",
+		Long: `restart rebuilds each partition's state the way a coordinator restarts: it restores the newest
+valid snapshot in <db>/snapshots (a corrupt one is moved aside to *.broken and the next older
+one used; snapshots built with other Kafka rules are skipped) and replays only the log after
+it. It reports the snapshot offset, the records replayed from the tail and the time of each
+phase: verify (read the whole snapshot and check its CRC), decode, restore (rebuild the
+state), tail. With no usable snapshot it replays the whole log.
+
+--compare-full also replays the whole log, reports how much faster the restart was and checks
+that both give the same state.`,
+		Args: argsError(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRestart(cmd, &f, stdout, stderr)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.db, "db", "", "the coordlog database directory")
+	fl.StringVar(&f.format, "format", "text", "text or json")
+	fl.BoolVar(&f.compareFull, "compare-full", false, "also replay the whole log and compare time and state")
+	return cmd
+}
+
+// restartDoc is one partition of restart's JSON output.
+type restartDoc struct {
+	Partition      int32    `json:"partition"`
+	Snapshot       string   `json:"snapshot,omitempty"` // empty: full replay
+	SnapshotOffset int64    `json:"snapshotOffset"`
+	TailRecords    int64    `json:"tailRecords"`
+	TailBatches    int64    `json:"tailBatches"`
+	NextOffset     int64    `json:"nextOffset"`
+	Groups         int      `json:"groups"`
+	Offsets        int      `json:"offsets"`
+	VerifyMs       float64  `json:"verifyMs"`
+	DecodeMs       float64  `json:"decodeMs"`
+	RestoreMs      float64  `json:"restoreMs"`
+	TailMs         float64  `json:"tailMs"`
+	TotalMs        float64  `json:"totalMs"`
+	Messages       []string `json:"messages,omitempty"`
+	FullReplayMs   *float64 `json:"fullReplayMs,omitempty"`
+	SameState      *bool    `json:"sameState,omitempty"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) error {
+	if f.format != "text" && f.format != "json" {
+		return usageError{fmt.Errorf("--format must be text or json, not %q", f.format)}
+	}
+	opts, _, err := f.options()
+	if err != nil {
+		return err
+	}
+	l, store, err := openDB(f.db, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	parts, err := selectPartitions(l, f.partitions)
+	if err != nil {
+		return usageError{err}
+	}
+	var docs []restartDoc
+	differ := 0
+	for _, p := range parts {
+		rec, err := replay.RecoverTo(cmd.Context(), l, store, p, opts, f.until())
+		if err != nil {
+			return err
+		}
+		e := rec.Engine
+		d := restartDoc{
+			Partition: p, SnapshotOffset: rec.SnapshotOffset, TailRecords: rec.TailRecords, TailBatches: rec.TailBatches,
+			NextOffset: e.NextOffset(), Groups: e.State().NumGroups(), Offsets: e.State().NumOffsets(),
+			VerifyMs: ms(rec.Verify), DecodeMs: ms(rec.Decode), RestoreMs: ms(rec.Restore), TailMs: ms(rec.Tail), TotalMs: ms(rec.Total()),
+			Messages: rec.Messages(),
+		}
+		if rec.Snapshot != nil {
+			d.Snapshot = rec.Snapshot.Name
+		}
+		if f.compareFull {
+			start := time.Now()
+			full := replay.New(p, opts)
+			if err := full.Run(cmd.Context(), l, f.until()); err != nil {
+				return fmt.Errorf("partition %d: full replay: %w", p, err)
+			}
+			t := ms(time.Since(start))
+			same := groupstate.Equal(full.State(), e.State()) && full.NextOffset() == e.NextOffset()
+			d.FullReplayMs, d.SameState = &t, &same
+			if !same {
+				differ++
+				for _, line := range groupstate.Diff(full.State(), e.State(), 20) {
+					fmt.Fprintf(stderr, "partition %d: differs from full replay: %s\n", p, line)
+				}
+			}
+		}
+		docs = append(docs, d)
+	}
+	if f.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(docs); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range docs {
+			printRestart(stdout, d)
+		}
+	}
+	if differ > 0 {
+		return fmt.Errorf("%d partition(s) restored to a state that differs from a full replay", differ)
+	}
+	return nil
+}
+
+func printRestart(w io.Writer, d restartDoc) {
+	for _, m := range d.Messages {
+		fmt.Fprintf(w, "partition %d: %s\n", d.Partition, m)
+	}
+	if d.Snapshot == "" {
+		fmt.Fprintf(w, "partition %d: no usable snapshot: full replay of %d records\n", d.Partition, d.TailRecords)
+	} else {
+		fmt.Fprintf(w, "partition %d: restored snapshot %s at offset %d, replayed %d records (%d batches) from the tail\n",
+			d.Partition, d.Snapshot, d.SnapshotOffset, d.TailRecords, d.TailBatches)
+	}
+	fmt.Fprintf(w, "  next offset %d, %d groups, %d offsets\n", d.NextOffset, d.Groups, d.Offsets)
+	fmt.Fprintf(w, "  time: verify %.1f ms, decode %.1f ms, restore %.1f ms, tail %.1f ms, total %.1f ms\n",
+		d.VerifyMs, d.DecodeMs, d.RestoreMs, d.TailMs, d.TotalMs)
+	if d.FullReplayMs != nil {
+		speed := "-"
+		if d.TotalMs > 0 {
+			speed = fmt.Sprintf("%.1fx", *d.FullReplayMs/d.TotalMs)
+		}
+		same := "same state"
+		if !*d.SameState {
+			same = "DIFFERENT STATE"
+		}
+		fmt.Fprintf(w, "  full replay %.1f ms (restart %s faster), %s\n", *d.FullReplayMs, speed, same)
+	}
+}

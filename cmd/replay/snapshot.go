@@ -1,0 +1,288 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/snapshot"
+)
+
+// snapshotDir is where a database keeps its snapshots: next to the Pebble files, so that
+// copying the database directory copies its snapshots. Pebble ignores names it does not
+// know.
+func snapshotDir(db string) string { return filepath.Join(db, "snapshots") }
+
+// openDB opens the coordlog database at db (which must exist) and its snapshot store.
+func openDB(db string, retain int) (*pebblelog.Log, *snapshot.Store, error) {
+	if db == "" {
+		return nil, nil, usageError{errors.New("--db is required")}
+	}
+	if !isPebbleDir(db) {
+		return nil, nil, fmt.Errorf("%s is not a coordlog database (create one with replay import)", db)
+	}
+	l, err := pebblelog.Open(db, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open coordlog database %s: %w", db, err)
+	}
+	st, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{Retain: retain})
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return l, st, nil
+}
+
+func newSnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Create, list and verify snapshots of a coordlog database",
+		Long: `A snapshot is the replayed state of one partition at a log offset (every group, member,
+assignment, topology, committed and pending offset, plus the replay counters), stored in
+<db>/snapshots as snap-<partition>-<next offset>.snap: msgpack, CRC-32C checksummed, written
+atomically. "replay restart" restores the newest valid one and replays only the log after it.
+A corrupt snapshot is moved aside to *.broken and the next older one is used.`,
+	}
+	cmd.AddCommand(newSnapshotCreateCmd(stdout, stderr), newSnapshotListCmd(stdout), newSnapshotVerifyCmd(stdout, stderr))
+	return cmd
+}
+
+type snapshotCreateFlags struct {
+	replayFlags
+	db           string
+	retain       int
+	everyRecords int64
+	everyBytes   int64
+	noTimestamp  bool
+}
+
+func newSnapshotCreateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f snapshotCreateFlags
+	cmd := &cobra.Command{
+		Use:   "create --db <path>",
+		Short: "Snapshot the state at the end of the log (or at --at-offset)",
+		Long: `create brings each partition's state up to date (from its newest valid snapshot plus the log
+after it, or by a full replay) and writes a snapshot of it. --every-records and --every-bytes
+also write snapshots along the way while the log is replayed. --retain keeps only the newest
+K snapshots per partition.`,
+		Args: argsError(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSnapshotCreate(cmd, &f, stdout, stderr)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.db, "db", "", "the coordlog database directory")
+	fl.IntVar(&f.retain, "retain", 0, "keep only the newest K snapshots per partition (0: keep all)")
+	fl.Int64Var(&f.everyRecords, "every-records", 0, "also snapshot every N records while replaying")
+	fl.Int64Var(&f.everyBytes, "every-bytes", 0, "also snapshot every N bytes of records while replaying")
+	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "do not record the creation time (equal states give byte-identical files)")
+	return cmd
+}
+
+func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stderr io.Writer) error {
+	opts, _, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.retain < 0 || f.everyRecords < 0 || f.everyBytes < 0 {
+		return usageError{errors.New("--retain, --every-records and --every-bytes must not be negative")}
+	}
+	l, store, err := openDB(f.db, f.retain)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	parts, err := selectPartitions(l, f.partitions)
+	if err != nil {
+		return usageError{err}
+	}
+	now := func() int64 { return time.Now().UnixMilli() }
+	if f.noTimestamp {
+		now = func() int64 { return 0 }
+	}
+	until := f.until()
+	for _, p := range parts {
+		start := time.Now()
+		// Bring the state up to date from the newest snapshot, writing periodic snapshots
+		// on the way when asked.
+		rec, err := replay.RestoreNewest(l, store, p, opts, until)
+		if err != nil {
+			return err
+		}
+		for _, m := range rec.Messages() {
+			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
+		}
+		e := rec.Engine
+		written, err := replay.RunWithSnapshots(cmd.Context(), e, l, until, replay.SnapshotPolicy{
+			Store: store, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, Now: now,
+			OnSnapshot: func(in snapshot.Info) {
+				fmt.Fprintf(stdout, "partition %d: periodic snapshot %s at offset %d (%s)\n", p, in.Name, in.NextOffset, mb(in.Size))
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+		if n := len(written); n > 0 && written[n-1].NextOffset == e.NextOffset() {
+			continue // the last periodic snapshot is already at the end
+		}
+		wstart := time.Now()
+		in, err := replay.TakeSnapshot(store, e, now())
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+		from := "a full replay"
+		if rec.Snapshot != nil {
+			from = fmt.Sprintf("snapshot at offset %d", rec.SnapshotOffset)
+		}
+		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %d groups, %d offsets, %s written in %s (state from %s, %s)\n",
+			p, in.Name, in.NextOffset, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
+	}
+	return nil
+}
+
+func newSnapshotListCmd(stdout io.Writer) *cobra.Command {
+	var db string
+	var partitions []int32
+	cmd := &cobra.Command{
+		Use:   "list --db <path>",
+		Short: "List the snapshots of a database, newest first per partition",
+		Long: `list shows every snapshot file with what its header says (partition, offset, Kafka rules,
+size, creation time, records replayed, groups and offsets). It reads headers only; verify
+reads whole files. Quarantined files (*.broken) are listed at the end.`,
+		Args: argsError(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if db == "" {
+				return usageError{errors.New("--db is required")}
+			}
+			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{})
+			if err != nil {
+				return err
+			}
+			infos, err := store.List(-1)
+			if err != nil {
+				return err
+			}
+			want := map[int32]bool{}
+			for _, p := range partitions {
+				want[p] = true
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PARTITION\tNEXT-OFFSET\tSIZE\tKAFKA\tCREATED\tRECORDS\tGROUPS\tOFFSETS\tFILE\tSTATUS")
+			for _, in := range infos {
+				if len(want) > 0 && !want[in.Partition] {
+					continue
+				}
+				if in.Err != nil {
+					fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t-\t-\t-\t%s\tunreadable: %v\n", in.Partition, in.NextOffset, mb(in.Size), in.Name, in.Err)
+					continue
+				}
+				m := in.Header.Meta
+				created := "-"
+				if m.CreatedAtUnixMilli != 0 {
+					created = time.UnixMilli(m.CreatedAtUnixMilli).UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\theader ok\n", in.Partition, in.NextOffset, mb(in.Size), m.KafkaVersion, created,
+					counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			broken, err := store.Broken()
+			if err != nil {
+				return err
+			}
+			for _, b := range broken {
+				fmt.Fprintf(stdout, "quarantined: %s\n", b)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "the coordlog database directory")
+	cmd.Flags().Int32SliceVar(&partitions, "partition", nil, "only these partitions (repeatable)")
+	return cmd
+}
+
+func newSnapshotVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "verify --db <path> [snapshot-file...]",
+		Short: "Check snapshots: checksum, format, and that the state restores",
+		Long: `verify reads each snapshot (all of them when no file is named) in full: magic, format
+version, checksum, the name against the header, and that the payload decodes and restores a
+state. It changes nothing (restart moves corrupt files aside; verify only reports). The exit
+code is 1 when any snapshot is bad.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if db == "" {
+				return usageError{errors.New("--db is required")}
+			}
+			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{})
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				infos, err := store.List(-1)
+				if err != nil {
+					return err
+				}
+				for _, in := range infos {
+					names = append(names, in.Name)
+				}
+			}
+			if len(names) == 0 {
+				fmt.Fprintf(stdout, "no snapshots in %s\n", store.Dir())
+				return nil
+			}
+			bad := 0
+			for _, name := range names {
+				start := time.Now()
+				e, in, err := replay.LoadSnapshot(store, filepath.Base(name), replay.Options{})
+				if err != nil {
+					bad++
+					fmt.Fprintf(stdout, "BAD  %s: %v\n", name, err)
+					continue
+				}
+				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %d groups, %d offsets, %s, checked in %s\n",
+					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(start)))
+			}
+			if bad > 0 {
+				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %d snapshots are bad", bad, len(names))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "the coordlog database directory")
+	return cmd
+}
+
+func counter(m snapshot.Meta, name string) string {
+	if v, ok := m.Counter(name); ok {
+		return fmt.Sprint(v)
+	}
+	return "-"
+}
+
+func mb(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSnapshotCommands drives snapshot create, list and verify and restart over a recorded
+// scenario imported into a database, then corrupts the newest snapshot.
+func TestSnapshotCommands(t *testing.T) {
+	input := filepath.Join("..", "..", "fixtures", "real", "consumer", "__consumer_offsets-0")
+	if _, err := os.Stat(input); err != nil {
+		t.Skipf("recording not present: %v", err)
+	}
+	db := filepath.Join(t.TempDir(), "db")
+	_, errOut, code := snapCLI(t, "import", input, "--db", db, "--progress", "none")
+	require.Zero(t, code, errOut)
+
+	out, errOut, code := snapCLI(t, "restart", "--db", db)
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "no usable snapshot: full replay")
+
+	out, errOut, code = snapCLI(t, "snapshot", "create", "--db", db, "--every-records", "10", "--retain", "3", "--no-timestamp")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "periodic snapshot")
+	names, err := filepath.Glob(filepath.Join(db, "snapshots", "snap-*.snap"))
+	require.NoError(t, err)
+	require.Len(t, names, 3, "retention")
+
+	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db)
+	require.Zero(t, code, errOut)
+	require.Equal(t, 4, strings.Count(out, "\n"), out)
+	require.Contains(t, out, "header ok")
+
+	out, errOut, code = snapCLI(t, "snapshot", "verify", "--db", db)
+	require.Zero(t, code, errOut)
+	require.Equal(t, 3, strings.Count(out, "ok   snap-"), out)
+
+	out, errOut, code = snapCLI(t, "restart", "--db", db, "--compare-full")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "restored snapshot "+filepath.Base(names[2]))
+	require.Contains(t, out, "replayed 0 records")
+	require.Contains(t, out, "same state")
+
+	// Restart at an earlier offset skips the newer snapshots.
+	out, errOut, code = snapCLI(t, "restart", "--db", db, "--at-offset", "5", "--compare-full")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "after the requested offset 5")
+	require.Contains(t, out, "same state")
+
+	// Corrupt the newest: verify reports it, restart moves it aside and uses the next one.
+	b, err := os.ReadFile(names[2])
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0xff
+	require.NoError(t, os.WriteFile(names[2], b, 0o644))
+	out, _, code = snapCLI(t, "snapshot", "verify", "--db", db)
+	require.Equal(t, exitFindings, code)
+	require.Contains(t, out, "BAD  "+filepath.Base(names[2])+": snapshot: corrupt: checksum")
+
+	out, errOut, code = snapCLI(t, "restart", "--db", db, "--compare-full", "--format", "json")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "moved aside to "+filepath.Base(names[2])+".broken")
+	require.Contains(t, out, `"snapshot": "`+filepath.Base(names[1])+`"`)
+	require.Contains(t, out, `"sameState": true`)
+
+	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db)
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "quarantined: "+filepath.Base(names[2])+".broken")
+
+	// Snapshots built with other rules are skipped, not used.
+	out, errOut, code = snapCLI(t, "restart", "--db", db, "--kafka-version", "4.3")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "built with Kafka 4.4 replay rules, recovering with 4.3")
+	require.Contains(t, out, "full replay")
+
+	_, errOut, code = snapCLI(t, "restart", "--db", filepath.Join(t.TempDir(), "nothing"))
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, errOut, "not a coordlog database")
+}
+
+// snapCLI runs the CLI in-process and returns stdout, stderr and the exit code.
+func snapCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
