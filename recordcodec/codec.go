@@ -321,3 +321,16 @@ func (d Decoder) DecodeInto(v Value, b []byte) error {
 	}
 	return nil
 }
+
+// MarshalText renders the UUID as String does.
+func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText reads the form String writes.
+func (u *UUID) UnmarshalText(b []byte) error {
+	v, err := ParseUUID(string(b))
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}

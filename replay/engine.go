@@ -345,6 +345,12 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		}
 	}
 	t := rec.Key.Type
+	if e.opts.Version == groupstate.Kafka40 && t > 16 && e.opts.Layout == nil {
+		// Kafka 4.0's serde knows ids 0-16 only: the streams ids are unknown to it and skipped.
+		e.stats.UnknownTypes++
+		e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = rec, "unknown-type" })
+		return nil
+	}
 	if !e.opts.Version.ReplaysRecordType(int16(t)) {
 		// Known to the decoder of this layout, but not replayed by this Kafka version's shard
 		// (e.g. id 15 on 4.0, which has no case for it and throws).
