@@ -33,6 +33,7 @@ id. --at-offset shows them as they were after that offset.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
 	cmd.Flags().StringVar(&f.group, "group", "", "only this group")
 	cmd.Flags().StringVar(&f.format, "format", "table", "table or json")
 	return cmd

@@ -286,3 +286,52 @@ func round(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Microsecond)
 }
+
+// fromSnapshotUsage is the help of --from-snapshot on describe and offsets.
+const fromSnapshotUsage = "start from the newest valid snapshot in <db>/snapshots and replay only the log after it (coordlog databases only)"
+
+// recoverInput is replayInput for --from-snapshot: each partition is restored from its newest
+// usable snapshot (at or before --at-offset) and the rest of the log is replayed. What was
+// restored, and every snapshot skipped on the way, is reported on stderr.
+func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Writer) (*replayed, error) {
+	opts, mode, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	if !isPebbleDir(path) {
+		return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", path)}
+	}
+	in, err := openInput(path, mode)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := selectPartitions(in, f.partitions)
+	if err != nil {
+		in.close()
+		return nil, usageError{err}
+	}
+	store, err := snapshot.OpenStore(snapshotDir(path), snapshot.Options{})
+	if err != nil {
+		in.close()
+		return nil, err
+	}
+	r := &replayed{in: in, opts: opts}
+	for _, p := range parts {
+		rec, err := replay.RecoverTo(cmd.Context(), in, store, p, opts, f.until())
+		if err != nil {
+			in.close()
+			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
+		}
+		for _, m := range rec.Messages() {
+			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
+		}
+		if rec.Snapshot != nil {
+			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %d records replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, rec.TailRecords)
+		} else {
+			fmt.Fprintf(stderr, "partition %d: no usable snapshot, full replay\n", p)
+		}
+		r.results = append(r.results, replay.Result{Engine: rec.Engine})
+	}
+	r.printViolations(stderr)
+	return r, nil
+}

@@ -54,6 +54,23 @@ func TestSnapshotCommands(t *testing.T) {
 	require.Contains(t, out, "after the requested offset 5")
 	require.Contains(t, out, "same state")
 
+	// describe and offsets from a snapshot print exactly what a full replay prints.
+	for _, args := range [][]string{
+		{"describe", db, "--format", "json"},
+		{"describe", db},
+		{"offsets", db, "--format", "json"},
+		{"describe", db, "--format", "json", "--at-offset", "60"},
+	} {
+		full, errOut, code := snapCLI(t, args...)
+		require.Zero(t, code, errOut)
+		fromSnap, errOut, code := snapCLI(t, append(args, "--from-snapshot")...)
+		require.Zero(t, code, errOut)
+		if len(args) < 5 { // --at-offset 60 is before every retained snapshot: full replay
+			require.Contains(t, errOut, "from snapshot snap-")
+		}
+		require.Equal(t, full, fromSnap, "%v", args)
+	}
+
 	// Corrupt the newest: verify reports it, restart moves it aside and uses the next one.
 	b, err := os.ReadFile(names[2])
 	require.NoError(t, err)

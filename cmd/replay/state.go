@@ -20,6 +20,7 @@ type replayFlags struct {
 	kafkaVersion string
 	forensic     bool
 	layout       string
+	fromSnapshot bool // describe and offsets: --from-snapshot (snapshot.go)
 }
 
 func (f *replayFlags) register(cmd *cobra.Command) {
@@ -69,6 +70,9 @@ type replayed struct {
 // replayInput opens path and replays the selected partitions. Violations stop strict mode
 // with the engine's message; in forensic mode they are printed to stderr with the summary.
 func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+	if f.fromSnapshot && observer == nil {
+		return recoverInput(cmd, path, f, stderr)
+	}
 	opts, mode, err := f.options()
 	if err != nil {
 		return nil, err
