@@ -27,22 +27,29 @@ type aMember struct {
 
 type aProc struct {
 	id        string
+	num       int32      // index in stickyState.procList order of creation
 	members   []*aMember // sorted by id
 	taskCount int
-	tasks     map[TaskID]bool
+	holders   *[][]int32 // per dense task index: the processes holding it (shared)
+	index     func(TaskID) int
 	idx       int
+	ld        float64 // taskCount / len(members), kept current by add
 }
 
-func (p *aProc) load() float64 {
-	if len(p.members) == 0 {
-		return -1
-	}
-	return float64(p.taskCount) / float64(len(p.members))
+func (p *aProc) load() float64 { return p.ld }
+
+// has reports whether the process holds t (active or standby) in this run.
+func (p *aProc) has(t TaskID) bool {
+	i := p.index(t)
+	return i >= 0 && slices.Contains((*p.holders)[i], p.num)
 }
 
 func (p *aProc) add(m *aMember, t TaskID, active bool) int {
 	p.taskCount++
-	p.tasks[t] = true
+	p.ld = float64(p.taskCount) / float64(len(p.members))
+	if i := p.index(t); i >= 0 {
+		(*p.holders)[i] = append((*p.holders)[i], p.num)
+	}
 	if active {
 		m.active = append(m.active, t)
 	} else {
@@ -134,7 +141,7 @@ func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
 	var bestLoad float64
 	var bestCount int
 	for _, m := range cands {
-		if skip != nil && m.proc.tasks[*skip] {
+		if skip != nil && m.proc.has(*skip) {
 			continue
 		}
 		l := m.proc.load()
@@ -149,6 +156,22 @@ func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
 // breaking. subs must be sorted by id; members sorted by id.
 func stickyAssign(members []assignMember, subs []configuredSubtopology, numStandby int) (map[string]tuple, error) {
 	s := &stickyState{procs: map[string]*aProc{}, prevActive: map[TaskID]*aMember{}, standbyRanked: map[TaskID][]*aMember{}, numStandby: numStandby}
+	// Dense task indexes: subtopology base + partition; tasks outside the topology get -1.
+	type span struct{ base, n int }
+	spans := make(map[string]span, len(subs))
+	total := 0
+	for _, st := range subs {
+		spans[st.id] = span{total, int(st.numTasks)}
+		total += int(st.numTasks)
+	}
+	holders := make([][]int32, total)
+	index := func(t TaskID) int {
+		sp, ok := spans[t.Subtopology]
+		if !ok || t.Partition < 0 || int(t.Partition) >= sp.n {
+			return -1
+		}
+		return sp.base + int(t.Partition)
+	}
 	for _, st := range subs {
 		n := int(st.numTasks)
 		s.totalActive += n
@@ -172,7 +195,7 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 	for i, in := range members {
 		p := s.procs[in.processID]
 		if p == nil {
-			p = &aProc{id: in.processID, tasks: map[TaskID]bool{}}
+			p = &aProc{id: in.processID, num: int32(len(s.procList)), holders: &holders, index: index}
 			s.procs[in.processID] = p
 			s.procList = append(s.procList, p)
 		}
@@ -282,7 +305,7 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 		var queue []queued
 		for _, t := range stateful {
 			for i := 0; i < numStandby; i++ {
-				if m := s.prevActive[t]; m != nil && !m.proc.tasks[t] && m.count < s.totalQuota {
+				if m := s.prevActive[t]; m != nil && !m.proc.has(t) && m.count < s.totalQuota {
 					s.afterTotal(m.proc.add(m, t, false))
 					continue
 				}
@@ -299,12 +322,20 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 		var popped []*aProc
 		for _, q := range queue {
 			for i := 0; i < q.left; i++ {
+				if root := h.peek(); !root.has(q.t) {
+					// Common case: the least-loaded process does not hold the task yet.
+					if m := root.leastLoaded(); m != nil {
+						s.afterTotal(root.add(m, q.t, false))
+						heap.Fix(h, 0)
+					}
+					continue
+				}
 				popped = popped[:0]
 				var target *aProc
 				for h.Len() > 0 {
 					p := heap.Pop(h).(*aProc)
 					popped = append(popped, p)
-					if !p.tasks[q.t] {
+					if !p.has(q.t) {
 						target = p
 						break
 					}

@@ -37,6 +37,32 @@ func BenchmarkHeartbeatNoChange(b *testing.B) {
 	}
 }
 
+// BenchmarkHeartbeatNoChangeUncached is the same heartbeat without Request.StateOffset: the
+// group view is copied from groupstate and converted on every call.
+func BenchmarkHeartbeatNoChangeUncached(b *testing.B) {
+	r, _ := newEngineRunner(nil)
+	r.Cfg.InitialRebalanceDelayMs, r.Cfg.AssignmentIntervalMs = 0, 0
+	for _, cmd := range []string{"topic in 6", "sub 0 source=in", "join a", "join b", "join c"} {
+		if err := r.Exec(cmd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := r.Converge(20); err != nil {
+		b.Fatal(err)
+	}
+	c := r.Clients["a"]
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "app", "a", c.Epoch, -1
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = c.Active, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	st := r.State()
+	rq := Request{Heartbeat: req, ClientID: "client-a", ClientHost: "/127.0.0.1"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.Coord.Heartbeat(st, r.Soft, r.Meta, rq, r.Now)
+	}
+}
+
 // BenchmarkFullAssignment assigns 10,000 tasks (100 stateful subtopologies x 100 partitions)
 // over 1,000 members on 1,000 processes with one standby, from scratch.
 func BenchmarkFullAssignment(b *testing.B) {
