@@ -233,49 +233,59 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 		s.standbyRanked[t] = ms
 	}
 
-	// Active tasks.
-	var tasks []TaskID
+	// Tasks by dense index (subtopology order, then partition: the (subtopology, partition)
+	// sort order, because subs are sorted), so that sorting is integer sorting.
+	taskOf := make([]TaskID, total)
+	maxTasks := 0
 	for _, st := range subs {
-		for p := int32(0); p < st.numTasks; p++ {
-			tasks = append(tasks, TaskID{st.id, p})
+		sp := spans[st.id]
+		for p := 0; p < sp.n; p++ {
+			taskOf[sp.base+p] = TaskID{st.id, int32(p)}
+		}
+		maxTasks = max(maxTasks, sp.n)
+	}
+
+	// Active tasks, by (partition, subtopology).
+	tasks := make([]int, 0, total)
+	for p := 0; p < maxTasks; p++ {
+		for _, st := range subs {
+			if sp := spans[st.id]; p < sp.n {
+				tasks = append(tasks, sp.base+p)
+			}
 		}
 	}
-	slices.SortFunc(tasks, func(a, b TaskID) int {
-		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Subtopology, b.Subtopology)
-	})
-	rest := tasks[:0:0]
-	for _, t := range tasks {
+	rest := make([]int, 0, len(tasks))
+	for _, i := range tasks {
+		t := taskOf[i]
 		if m := s.prevActive[t]; m != nil && m.count < s.activeQuota {
 			n := m.proc.add(m, t, true)
 			s.afterActive(n)
 			s.afterTotal(n)
 			continue
 		}
-		rest = append(rest, t)
+		rest = append(rest, i)
 	}
-	rest2 := rest[:0:0]
-	for _, t := range rest {
+	rest2 := make([]int, 0, len(rest))
+	for _, i := range rest {
+		t := taskOf[i]
 		if m := s.pickPrev(s.standbyRanked[t], nil); m != nil && m.count < s.activeQuota {
 			n := m.proc.add(m, t, true)
 			s.afterActive(n)
 			s.afterTotal(n)
 			continue
 		}
-		rest2 = append(rest2, t)
+		rest2 = append(rest2, i)
 	}
-	slices.SortFunc(rest2, compareTask)
+	slices.Sort(rest2) // (subtopology, partition)
 	if len(rest2) > 0 {
 		if len(s.procList) == 0 {
-			return nil, fmt.Errorf("no process available to assign active task %v", rest2[0])
+			return nil, fmt.Errorf("no process available to assign active task %v", taskOf[rest2[0]])
 		}
 		h := newProcHeap(s.procList)
-		for _, t := range rest2 {
+		for _, i := range rest2 {
 			p := h.peek()
 			m := p.leastLoaded()
-			n := p.add(m, t, true)
+			n := p.add(m, taskOf[i], true)
 			s.afterActive(n)
 			s.afterTotal(n)
 			heap.Fix(h, 0)
@@ -284,27 +294,23 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 
 	// Standby tasks.
 	if numStandby > 0 {
-		var stateful []TaskID
-		for _, st := range subs {
-			if st.stateful {
-				for p := int32(0); p < st.numTasks; p++ {
-					stateful = append(stateful, TaskID{st.id, p})
+		// Stateful tasks by partition descending, then subtopology descending.
+		var stateful []int
+		for p := maxTasks - 1; p >= 0; p-- {
+			for j := len(subs) - 1; j >= 0; j-- {
+				if sp := spans[subs[j].id]; subs[j].stateful && p < sp.n {
+					stateful = append(stateful, sp.base+p)
 				}
 			}
 		}
-		slices.SortFunc(stateful, func(a, b TaskID) int {
-			if c := cmp.Compare(b.Partition, a.Partition); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.Subtopology, a.Subtopology)
-		})
 		type queued struct {
-			t    TaskID
+			i    int
 			left int
 		}
 		var queue []queued
-		for _, t := range stateful {
-			for i := 0; i < numStandby; i++ {
+		for _, i := range stateful {
+			t := taskOf[i]
+			for r := 0; r < numStandby; r++ {
 				if m := s.prevActive[t]; m != nil && !m.proc.has(t) && m.count < s.totalQuota {
 					s.afterTotal(m.proc.add(m, t, false))
 					continue
@@ -313,19 +319,21 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 					s.afterTotal(m.proc.add(m, t, false))
 					continue
 				}
-				queue = append(queue, queued{t, numStandby - i})
+				queue = append(queue, queued{i, numStandby - r})
 				break
 			}
 		}
-		slices.SortFunc(queue, func(a, b queued) int { return compareTask(b.t, a.t) })
+		// By subtopology descending, then partition descending.
+		slices.SortFunc(queue, func(a, b queued) int { return cmp.Compare(b.i, a.i) })
 		h := newProcHeap(s.procList)
 		var popped []*aProc
 		for _, q := range queue {
-			for i := 0; i < q.left; i++ {
-				if root := h.peek(); !root.has(q.t) {
+			t := taskOf[q.i]
+			for r := 0; r < q.left; r++ {
+				if root := h.peek(); !root.has(t) {
 					// Common case: the least-loaded process does not hold the task yet.
 					if m := root.leastLoaded(); m != nil {
-						s.afterTotal(root.add(m, q.t, false))
+						s.afterTotal(root.add(m, t, false))
 						heap.Fix(h, 0)
 					}
 					continue
@@ -335,14 +343,14 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 				for h.Len() > 0 {
 					p := heap.Pop(h).(*aProc)
 					popped = append(popped, p)
-					if !p.has(q.t) {
+					if !p.has(t) {
 						target = p
 						break
 					}
 				}
 				if target != nil {
 					if m := target.leastLoaded(); m != nil {
-						s.afterTotal(target.add(m, q.t, false))
+						s.afterTotal(target.add(m, t, false))
 					}
 				}
 				for _, p := range popped {
