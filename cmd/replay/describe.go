@@ -20,12 +20,13 @@ type describeFlags struct {
 	group  string
 	types  []string
 	format string
+	live   liveFlags // --bootstrap-server and friends (live.go)
 }
 
 func newDescribeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f describeFlags
 	cmd := &cobra.Command{
-		Use:   "describe <segments-dir|db>",
+		Use:   "describe <segments-dir|db> | --bootstrap-server HOST:PORT",
 		Short: "Rebuild the coordinator state by replay and describe its groups",
 		Long: `describe replays the log (Kafka's replay rules, --kafka-version) and prints every group: type,
 state, epochs, members with their current and target assignments (partitions of consumer and
@@ -38,8 +39,11 @@ cmd/replay/README.md) whose groups are groupstate.Group values.
 
 Topic ids are shown as names where the log itself names them (offset commits of Kafka 4.1+
 carry topic ids, share-group state metadata and 4.0 partition metadata carry both).`,
-		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.live.set() {
+				return runDescribe(cmd, "", &f, stdout, stderr)
+			}
 			return runDescribe(cmd, args[0], &f, stdout, stderr)
 		},
 	}
@@ -113,22 +117,33 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 	if err != nil {
 		return err
 	}
-	r, err := replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	var r *replayed
+	if f.live.set() {
+		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
+	} else {
+		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	}
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	doc := buildDescribe(r, f.group, types, f.atOffset)
-	out := bufio.NewWriter(stdout)
-	defer out.Flush()
-	if f.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+	emit := func() error {
+		doc := buildDescribe(r, f.group, types, f.atOffset)
+		out := bufio.NewWriter(stdout)
+		defer out.Flush()
+		if f.format == "json" {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(doc)
+		}
+		printDescribe(out, doc, f.group != "")
+		return nil
 	}
-	printDescribe(out, doc, f.group != "")
-	return nil
+	if err := emit(); err != nil {
+		return err
+	}
+	return f.live.followUpdates(cmd.Context(), r, stderr, emit) // --follow (live.go)
 }
 
 func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool, atOffset int64) describeDoc {

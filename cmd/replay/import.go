@@ -20,12 +20,13 @@ type importFlags struct {
 	partitions []int32
 	forensic   bool
 	progress   string
+	live       liveFlags // --bootstrap-server and friends (live.go)
 }
 
 func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f importFlags
 	cmd := &cobra.Command{
-		Use:   "import <segments-dir> --db <path>",
+		Use:   "import (<segments-dir> | --bootstrap-server HOST:PORT) --db <path>",
 		Short: "Import Kafka segment files into a coordlog Pebble log",
 		Long: `import copies the batches of a __consumer_offsets-N directory (or of every partition of a log
 directory) into a coordlog Pebble log, keeping offsets, batch boundaries, producer ids and
@@ -35,8 +36,11 @@ It is idempotent (re-importing the same input adds nothing) and resumable (an in
 import starts again where its last commit ended). Strict mode (the default) stops at the first
 damaged batch, leaving every batch before it imported; --forensic skips damaged input, reports
 it, and imports the rest.`,
-		Args: argsError(1, "one input directory"),
+		Args: f.live.args(1, "one input directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.live.set() {
+				return runImportLive(cmd, f, stdout, stderr)
+			}
 			return runImport(cmd, args[0], f, stdout, stderr)
 		},
 	}
@@ -45,6 +49,7 @@ it, and imports the rest.`,
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these partitions (repeatable)")
 	fl.BoolVar(&f.forensic, "forensic", false, "skip damaged input, report it and import the rest")
 	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	f.live.register(cmd)
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }

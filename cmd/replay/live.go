@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+	saslplain "github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/coordlog/coordlog/eventlog/live"
+	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/replay"
+)
+
+// liveFlags read __consumer_offsets from a running cluster instead of files (eventlog/live).
+type liveFlags struct {
+	bootstrap    string
+	topic        string
+	tls          bool
+	tlsCA        string
+	tlsCert      string
+	tlsKey       string
+	tlsInsecure  bool
+	saslMech     string
+	saslUser     string
+	saslPassword string
+	follow       bool
+	interval     time.Duration
+}
+
+func (f *liveFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.bootstrap, "bootstrap-server", "", "read __consumer_offsets from this running Kafka cluster (HOST:PORT[,HOST:PORT...]) instead of files")
+	fl.StringVar(&f.topic, "topic", live.DefaultTopic, "with --bootstrap-server: the topic to read")
+	fl.BoolVar(&f.tls, "tls", false, "with --bootstrap-server: connect with TLS (implied by --tls-ca/--tls-cert)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CA certificates to trust (default: the system's)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM client certificate (with --tls-key) for mutual TLS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+	fl.StringVar(&f.saslMech, "sasl-mechanism", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512")
+	fl.StringVar(&f.saslUser, "sasl-user", "", "SASL user name")
+	fl.StringVar(&f.saslPassword, "sasl-password", "", "SASL password (default: $COORDLOG_SASL_PASSWORD)")
+	fl.BoolVar(&f.follow, "follow", false, "with --bootstrap-server: keep reading as the log grows, until interrupted")
+	fl.DurationVar(&f.interval, "follow-interval", time.Second, "with --follow: how often to look for new records")
+}
+
+func (f *liveFlags) set() bool { return f.bootstrap != "" }
+
+// args accepts no positional argument with --bootstrap-server and n without.
+func (f *liveFlags) args(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if f.set() {
+			if len(args) != 0 {
+				return usageError{fmt.Errorf("%s --bootstrap-server reads the cluster; it takes no input directory (got %q)", cmd.Name(), args)}
+			}
+			return nil
+		}
+		if f.follow {
+			return usageError{errors.New("--follow needs --bootstrap-server")}
+		}
+		return argsError(n, what)(cmd, args)
+	}
+}
+
+// clientOpts turns the flags into franz-go client options.
+func (f *liveFlags) clientOpts() ([]kgo.Opt, error) {
+	var seeds []string
+	for _, s := range strings.Split(f.bootstrap, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			seeds = append(seeds, s)
+		}
+	}
+	if len(seeds) == 0 {
+		return nil, usageError{errors.New("--bootstrap-server is empty")}
+	}
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("coordlog-replay"), kgo.DialTimeout(10 * time.Second)}
+	if f.tls || f.tlsCA != "" || f.tlsCert != "" || f.tlsInsecure {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.tlsInsecure} //nolint:gosec // explicit flag
+		if f.tlsCA != "" {
+			pem, err := os.ReadFile(f.tlsCA)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--tls-ca: %w", err)}
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, usageError{fmt.Errorf("--tls-ca %s holds no PEM certificate", f.tlsCA)}
+			}
+			cfg.RootCAs = pool
+		}
+		if (f.tlsCert == "") != (f.tlsKey == "") {
+			return nil, usageError{errors.New("--tls-cert and --tls-key go together")}
+		}
+		if f.tlsCert != "" {
+			cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--tls-cert/--tls-key: %w", err)}
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	if f.saslMech != "" {
+		pass := f.saslPassword
+		if pass == "" {
+			pass = os.Getenv("COORDLOG_SASL_PASSWORD")
+		}
+		if f.saslUser == "" {
+			return nil, usageError{errors.New("--sasl-mechanism needs --sasl-user")}
+		}
+		switch strings.ToLower(f.saslMech) {
+		case "plain":
+			opts = append(opts, kgo.SASL(saslplain.Auth{User: f.saslUser, Pass: pass}.AsMechanism()))
+		case "scram-sha-256":
+			opts = append(opts, kgo.SASL(scram.Auth{User: f.saslUser, Pass: pass}.AsSha256Mechanism()))
+		case "scram-sha-512":
+			opts = append(opts, kgo.SASL(scram.Auth{User: f.saslUser, Pass: pass}.AsSha512Mechanism()))
+		default:
+			return nil, usageError{fmt.Errorf("--sasl-mechanism %q: want plain, scram-sha-256 or scram-sha-512", f.saslMech)}
+		}
+	} else if f.saslUser != "" {
+		return nil, usageError{errors.New("--sasl-user needs --sasl-mechanism")}
+	}
+	return opts, nil
+}
+
+// open connects to the cluster; the source's requests are bounded by ctx.
+func (f *liveFlags) open(ctx context.Context) (*input, *live.Source, error) {
+	opts, err := f.clientOpts()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := live.Open(ctx, opts, live.Options{Topic: f.topic})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s from %s: %w", f.topic, f.bootstrap, err)
+	}
+	return &input{Source: src, path: "kafka://" + f.bootstrap + "/" + f.topic, close: src.Close}, src, nil
+}
+
+// replayLive is replayInput for a live cluster: it replays the selected partitions up to their
+// high watermarks (or --at-offset).
+func replayLive(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, stderr io.Writer) (*replayed, error) {
+	opts, _, err := rf.options()
+	if err != nil {
+		return nil, err
+	}
+	if lf.follow && rf.atOffset >= 0 {
+		return nil, usageError{errors.New("--follow and --at-offset exclude each other")}
+	}
+	in, _, err := lf.open(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	parts, err := selectPartitions(in, rf.partitions)
+	if err != nil {
+		in.close()
+		return nil, usageError{err}
+	}
+	res, err := replay.ReplaySource(cmd.Context(), in, parts, rf.until(), opts, 0)
+	if err != nil {
+		in.close()
+		return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
+	}
+	r := &replayed{in: in, opts: opts, results: res}
+	r.printViolations(stderr)
+	return r, nil
+}
+
+// followUpdates, with --follow, replays what the cluster appends every --follow-interval and
+// calls emit whenever the state moved on, until the context ends (Ctrl-C), which is a clean
+// exit. Without --follow it returns at once.
+func (f *liveFlags) followUpdates(ctx context.Context, r *replayed, stderr io.Writer, emit func() error) error {
+	if !f.follow {
+		return nil
+	}
+	t := time.NewTicker(f.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		moved := false
+		for _, res := range r.results {
+			e := res.Engine
+			before := e.NextOffset()
+			if err := e.Run(ctx, r.in, math.MaxInt64); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("follow partition %d at offset %d: %w", e.Partition(), e.NextOffset(), err)
+			}
+			moved = moved || e.NextOffset() != before
+		}
+		if moved {
+			fmt.Fprintf(stderr, "--- %s: state updated\n", time.Now().UTC().Format(time.RFC3339))
+			if err := emit(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// runImportLive imports from a running cluster into a Pebble log; with --follow it keeps
+// importing what the cluster appends (each round resumes where the database ends).
+func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) error {
+	ctx := cmd.Context()
+	in, src, err := f.live.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	parts, err := selectPartitions(src, f.partitions)
+	if err != nil {
+		return usageError{err}
+	}
+	l, err := pebblelog.Open(f.db, nil)
+	if err != nil {
+		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+	}
+	defer l.Close()
+	round := func() (pebblelog.ImportProgress, error) {
+		return pebblelog.Import(ctx, src, l, pebblelog.ImportOptions{Partitions: parts})
+	}
+	start := time.Now()
+	res, err := round()
+	report := func(res pebblelog.ImportProgress, elapsed time.Duration) {
+		for _, p := range parts {
+			if first, next, oerr := l.Offsets(p); oerr == nil {
+				fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d)\n", p, first, next-1, next)
+			}
+		}
+		fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes from %s in %s into %s\n",
+			res.Batches, res.Records, res.Bytes, in.path, elapsed.Round(time.Millisecond), f.db)
+	}
+	report(res, time.Since(start))
+	if err != nil {
+		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
+	}
+	if !f.live.follow {
+		return nil
+	}
+	t := time.NewTicker(f.live.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		start := time.Now()
+		res, err := round()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
+		}
+		if res.Batches > 0 {
+			report(res, time.Since(start))
+		}
+	}
+}
