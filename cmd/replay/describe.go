@@ -49,6 +49,7 @@ carry topic ids, share-group state metadata and 4.0 partition metadata carry bot
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
+	f.live.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.group, "group", "", "only this group")
 	fl.StringSliceVar(&f.types, "type", nil, "only groups of these types: classic, consumer, share, streams (repeatable)")
