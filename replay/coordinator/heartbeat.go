@@ -461,12 +461,9 @@ func (c *Coordinator) regular(st *groupstate.State, soft *Soft, md *Metadata, re
 	// From here on nothing fails except the assignor: soft state may change.
 	gs = soft.group(g.id)
 	gs.configured, gs.configuredVersion, gs.configuredEpoch = ct, mdVersion, topology.Epoch
+	// A replacing static member starts without task offsets: Kafka keys them by member id and
+	// drops the old id's offsets when its removal replays.
 	ms := gs.member(u.id)
-	if replaced != nil && replaced.id != u.id {
-		if old := gs.Members[replaced.id]; old != nil {
-			ms.TaskOffsets, ms.TaskEndOffsets = old.TaskOffsets, old.TaskEndOffsets
-		}
-	}
 	if r.TaskOffsets != nil || r.TaskEndOffsets != nil {
 		if r.TaskOffsets != nil {
 			ms.TaskOffsets = offsetsMap(r.TaskOffsets)
