@@ -2,65 +2,167 @@ package compact
 
 import (
 	"bufio"
-	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"unsafe"
 )
 
-// entryOverhead estimates the memory of one key index entry beyond its key bytes: the map
-// slot (string header, int32 value, control byte, load factor), the allocation rounding of the
-// key and its slot in offs.
-const entryOverhead = 64
+// digest identifies a key: 128 bits from two independently seeded runtime hashes, as Kafka's
+// cleaner identifies keys by a 16-byte MD5 digest. Two distinct keys collide with probability
+// about n^2/2^129 (1e-26 for ten million keys); and a collision could only make one record
+// look superseded, which the replay proof would catch before anything is published. In
+// exchange every lookup touches one cache line and the index holds no pointers: on a
+// heavily overwritten log the index lookups are half of all the work.
+type digest struct{ a, b uint64 }
 
-// keyIndex maps each exact key to the offset of its latest record. It lives in memory until
-// its estimated size passes the budget, then spills a run (keys sorted, one entry per key) to
-// disk and starts over; finish merges the runs. Only offsets are needed afterwards (see
-// survivors), so the key bytes never have to be looked up again after the scan.
+type slot struct {
+	d   digest // zero: empty
+	off int64
+}
+
+const (
+	slotBytes    = int64(unsafe.Sizeof(slot{}))
+	initialSlots = 1 << 16
+)
+
+// keyIndex maps each key digest to the offset of its latest record: an open-addressing table
+// (linear probing, load at most 3/4) that doubles while it fits the budget and otherwise, when
+// full, spills a run sorted by digest ([16-byte digest][u64 offset]*) to disk and starts over;
+// finish merges the runs. Only offsets are needed afterwards (see survivors).
 type keyIndex struct {
-	m      map[string]int32 // key -> index in offs; m[string(b)] lookups do not allocate
-	offs   []int64
-	mem    int64
+	s1, s2 maphash.Seed
+	slots  []slot
+	n      int
 	budget int64
 	dir    string
 	runs   []string
 	spills int
+	sink   int64 // keeps the touches of putMany from being optimized away
 }
 
 func newKeyIndex(budget int64, dir string) *keyIndex {
-	return &keyIndex{m: map[string]int32{}, budget: budget, dir: dir}
+	n := initialSlots
+	for n > 16 && int64(n)*slotBytes > budget {
+		n /= 2 // tiny budgets (tests of the spill path)
+	}
+	return &keyIndex{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), slots: make([]slot, n), budget: budget, dir: dir}
+}
+
+func (x *keyIndex) digest(key []byte) digest {
+	d := digest{maphash.Bytes(x.s1, key), maphash.Bytes(x.s2, key)}
+	if d == (digest{}) {
+		d.b = 1 // zero marks empty slots
+	}
+	return d
 }
 
 // put records that key has a record at off. Offsets arrive in increasing order within a scan
 // except for deferred transactional records, so it keeps the larger offset.
-func (x *keyIndex) put(key []byte, off int64) error {
-	if i, ok := x.m[string(key)]; ok {
-		if off > x.offs[i] {
-			x.offs[i] = off
+func (x *keyIndex) put(key []byte, off int64) error { return x.putDigest(x.digest(key), off) }
+
+// putMany puts a chunk of keys (keys[ends[i-1]:ends[i]] at offs[i]). It works in groups: the
+// digests of a group are computed and their slots touched first, so that the group's cache
+// misses (the table is far larger than the caches) are in flight together instead of one
+// after the other; then the puts find their slots in cache.
+func (x *keyIndex) putMany(keys []byte, offs []int64, ends []int) error {
+	const group = 16
+	var ds [group]digest
+	from := 0
+	for g := 0; g < len(offs); g += group {
+		n := min(group, len(offs)-g)
+		mask := uint64(len(x.slots) - 1)
+		var touch int64
+		f := from
+		for i := 0; i < n; i++ {
+			ds[i] = x.digest(keys[f:ends[g+i]])
+			f = ends[g+i]
 		}
-		return nil
-	}
-	x.m[string(key)] = int32(len(x.offs))
-	x.offs = append(x.offs, off)
-	x.mem += int64(len(key)) + entryOverhead
-	if x.mem >= x.budget || len(x.offs) == 1<<31-1 {
-		return x.spill()
+		// A tight loop of independent loads: the misses overlap.
+		for i := 0; i < n; i++ {
+			touch += x.slots[ds[i].a&mask].off
+		}
+		x.sink += touch
+		for i := 0; i < n; i++ {
+			if err := x.putDigest(ds[i], offs[g+i]); err != nil {
+				return err
+			}
+		}
+		from = f
 	}
 	return nil
 }
 
-// spill writes the in-memory entries as a run sorted by key: [uvarint len][key][u64 offset]*.
-func (x *keyIndex) spill() error {
-	keys := make([]string, 0, len(x.m))
-	for k := range x.m {
-		keys = append(keys, k)
+func (x *keyIndex) putDigest(d digest, off int64) error {
+	mask := uint64(len(x.slots) - 1)
+	for i := d.a & mask; ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.d == d {
+			if off > s.off {
+				s.off = off
+			}
+			return nil
+		}
+		if s.d == (digest{}) {
+			s.d, s.off = d, off
+			x.n++
+			if x.n*4 >= len(x.slots)*3 {
+				return x.grow()
+			}
+			return nil
+		}
 	}
-	slices.Sort(keys)
+}
+
+// grow doubles the table when the budget allows, otherwise spills it.
+func (x *keyIndex) grow() error {
+	if int64(len(x.slots))*2*slotBytes > x.budget {
+		return x.spill()
+	}
+	old := x.slots
+	x.slots = make([]slot, len(old)*2)
+	mask := uint64(len(x.slots) - 1)
+	for _, s := range old {
+		if s.d == (digest{}) {
+			continue
+		}
+		i := s.d.a & mask
+		for x.slots[i].d != (digest{}) {
+			i = (i + 1) & mask
+		}
+		x.slots[i] = s
+	}
+	return nil
+}
+
+func (x *keyIndex) entries() []slot {
+	out := x.slots[:0:0]
+	for _, s := range x.slots {
+		if s.d != (digest{}) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func lessDigest(a, b digest) int {
+	if a.a != b.a {
+		return cmp.Compare(a.a, b.a)
+	}
+	return cmp.Compare(a.b, b.b)
+}
+
+// spill writes the entries as a run sorted by digest and empties the table (keeping its size).
+func (x *keyIndex) spill() error {
+	ents := x.entries()
+	slices.SortFunc(ents, func(a, b slot) int { return lessDigest(a.d, b.d) })
 	path := filepath.Join(x.dir, fmt.Sprintf("keys-%06d.run", x.spills))
 	x.spills++
 	f, err := os.Create(path)
@@ -68,13 +170,12 @@ func (x *keyIndex) spill() error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	var hdr [binary.MaxVarintLen64 + 8]byte
-	for _, k := range keys {
-		n := binary.PutUvarint(hdr[:], uint64(len(k)))
-		w.Write(hdr[:n])
-		w.WriteString(k)
-		binary.BigEndian.PutUint64(hdr[:8], uint64(x.offs[x.m[k]]))
-		w.Write(hdr[:8])
+	var b [24]byte
+	for _, s := range ents {
+		binary.BigEndian.PutUint64(b[0:], s.d.a)
+		binary.BigEndian.PutUint64(b[8:], s.d.b)
+		binary.BigEndian.PutUint64(b[16:], uint64(s.off))
+		w.Write(b[:])
 	}
 	err = w.Flush()
 	if cerr := f.Close(); err == nil {
@@ -84,10 +185,17 @@ func (x *keyIndex) spill() error {
 		return err
 	}
 	x.runs = append(x.runs, path)
-	x.m = map[string]int32{}
-	x.offs = nil
-	x.mem = 0
+	clear(x.slots)
+	x.n = 0
 	return nil
+}
+
+// discard removes the spilled runs of an index that will not be finished.
+func (x *keyIndex) discard() {
+	for _, r := range x.runs {
+		os.Remove(r)
+	}
+	x.runs, x.slots = nil, nil
 }
 
 // finish returns the latest offset of every key, as survivors (sorted by offset). The index is
@@ -95,18 +203,23 @@ func (x *keyIndex) spill() error {
 func (x *keyIndex) finish() (*survivors, error) {
 	s := &survivors{dir: x.dir, budget: x.budget}
 	if len(x.runs) == 0 {
-		offs := x.offs
-		x.m, x.offs = nil, nil
+		offs := make([]int64, 0, x.n)
+		for _, e := range x.slots {
+			if e.d != (digest{}) {
+				offs = append(offs, e.off)
+			}
+		}
+		x.slots = nil
 		slices.Sort(offs)
 		s.mem = offs
 		return s, nil
 	}
-	if len(x.m) > 0 {
+	if x.n > 0 {
 		if err := x.spill(); err != nil {
 			return nil, err
 		}
 	}
-	x.m, x.offs = nil, nil
+	x.slots = nil
 	if err := mergeKeyRuns(x.runs, s.add); err != nil {
 		return nil, err
 	}
@@ -123,30 +236,20 @@ func (x *keyIndex) finish() (*survivors, error) {
 type keyRun struct {
 	r   *bufio.Reader
 	f   *os.File
-	key []byte
+	d   digest
 	off int64
 }
 
 func (k *keyRun) next() (bool, error) {
-	n, err := binary.ReadUvarint(k.r)
-	if err == io.EOF {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if cap(k.key) < int(n) {
-		k.key = make([]byte, n)
-	}
-	k.key = k.key[:n]
-	if _, err := io.ReadFull(k.r, k.key); err != nil {
-		return false, fmt.Errorf("%s: %w", k.f.Name(), err)
-	}
-	var b [8]byte
+	var b [24]byte
 	if _, err := io.ReadFull(k.r, b[:]); err != nil {
+		if err == io.EOF {
+			return false, nil
+		}
 		return false, fmt.Errorf("%s: %w", k.f.Name(), err)
 	}
-	k.off = int64(binary.BigEndian.Uint64(b[:]))
+	k.d = digest{binary.BigEndian.Uint64(b[0:]), binary.BigEndian.Uint64(b[8:])}
+	k.off = int64(binary.BigEndian.Uint64(b[16:]))
 	return true, nil
 }
 
@@ -154,7 +257,7 @@ type keyHeap []*keyRun
 
 func (h keyHeap) Len() int { return len(h) }
 func (h keyHeap) Less(i, j int) bool {
-	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
+	if c := lessDigest(h[i].d, h[j].d); c != 0 {
 		return c < 0
 	}
 	return h[i].off > h[j].off
@@ -194,17 +297,16 @@ func mergeKeyRuns(paths []string, emit func(int64) error) (err error) {
 		h = append(h, k)
 	}
 	heap.Init(&h)
-	var last []byte
+	var last digest
 	started := false
 	for h.Len() > 0 {
 		top := h[0]
-		// Equal keys pop largest offset first (Less), so the first of a key is the latest.
-		if !started || !bytes.Equal(top.key, last) {
+		// Equal digests pop largest offset first (Less), so the first of a key is the latest.
+		if !started || top.d != last {
 			if err := emit(top.off); err != nil {
 				return err
 			}
-			last = append(last[:0], top.key...)
-			started = true
+			last, started = top.d, true
 		}
 		ok, err := top.next()
 		if err != nil {

@@ -302,9 +302,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		stagedSrc = r
 	}
 	j.logf("verifying: replaying the original and the compacted log")
+	vstart := time.Now()
 	if err := j.Verify(ctx, in.src, stagedSrc, parts); err != nil {
 		return res, fmt.Errorf("proof failed, nothing replaced: %w", err)
 	}
+	j.logf("proof passed (%s)", time.Since(vstart).Round(time.Millisecond))
 	if out != nil {
 		if err := out.Close(); err != nil {
 			return res, err
@@ -414,10 +416,17 @@ func (j *Job) alreadyDone(fp []string) (bool, error) {
 func (j *Job) compactPartition(ctx context.Context, in *input, p int32, fn func(*Compacted) (Stats, error)) (Stats, error) {
 	opts := j.Options
 	if opts.Progress == nil && j.Log != nil {
-		start := time.Now()
+		phase, start := "", time.Now()
 		opts.Progress = func(pr Progress) {
+			if pr.Phase != phase {
+				phase, start = pr.Phase, time.Now()
+			}
 			mb := float64(pr.Bytes) / (1 << 20)
-			j.logf("partition %d: %s: %.0f MiB read (%.0f MiB/s)", pr.Partition, pr.Phase, mb, mb/time.Since(start).Seconds())
+			line := fmt.Sprintf("partition %d: %s: %.0f MiB read", pr.Partition, pr.Phase, mb)
+			if pr.Total > 0 {
+				line += fmt.Sprintf(" of %.0f", float64(pr.Total)/(1<<20))
+			}
+			j.logf("%s (%.0f MiB/s)", line, mb/max(time.Since(start).Seconds(), 1e-3))
 		}
 	}
 	start := time.Now()
@@ -427,9 +436,11 @@ func (j *Job) compactPartition(ctx context.Context, in *input, p int32, fn func(
 	}
 	defer plan.Close()
 	j.logf("partition %d: %d distinct keys, stable end %d of %d (index %s, spilled %v)", p, plan.Keys, plan.StableEnd, plan.End, time.Since(start).Round(time.Millisecond), plan.Spilled())
+	start = time.Now()
 	st, err := fn(NewCompacted(in.src, plan))
 	if err != nil {
 		return st, fmt.Errorf("partition %d: %w", p, err)
 	}
+	j.logf("partition %d: %d of %d records kept (write %s)", p, st.OutRecords, st.InRecords, time.Since(start).Round(time.Millisecond))
 	return st, nil
 }

@@ -134,17 +134,89 @@ func (p *Plan) needsReindex() bool {
 	return c.head != exhausted
 }
 
+// putChunk carries index puts from the reading goroutine to the indexing one: keys are
+// appended to one buffer, ents[i] ends at ends[i].
+type putChunk struct {
+	keys []byte
+	offs []int64
+	ends []int
+}
+
+func (c *putChunk) add(key []byte, off int64) {
+	c.keys = append(c.keys, key...)
+	c.offs = append(c.offs, off)
+	c.ends = append(c.ends, len(c.keys))
+}
+
+func (c *putChunk) reset() {
+	c.keys, c.offs, c.ends = c.keys[:0], c.offs[:0], c.ends[:0]
+}
+
+const chunkBytes = 1 << 20
+
 // scan builds the key index of the records below limit; on the first scan (limit MaxInt64)
-// it also learns transactions and producers.
+// it also learns transactions and producers. Reading and decoding (this goroutine) and
+// indexing (a second one, fed chunks of copied keys) overlap, so a scan uses two cores: on
+// heavily overwritten logs the index lookups cost about as much as decoding.
 func (p *Plan) scan(ctx context.Context, src eventlog.Source, limit int64, phase string) error {
-	learn := limit == math.MaxInt64
 	idx := newKeyIndex(p.opts.IndexMemory, p.dir)
+	full := make(chan *putChunk, 2)
+	free := make(chan *putChunk, 3)
+	for i := 0; i < 3; i++ {
+		free <- &putChunk{}
+	}
+	idxErr := make(chan error, 1)
+	go func() {
+		var err error
+		for c := range full {
+			if err == nil {
+				err = idx.putMany(c.keys, c.offs, c.ends)
+			}
+			c.reset()
+			free <- c
+		}
+		idxErr <- err
+	}()
+	readErr := p.read(ctx, src, limit, phase, full, free)
+	close(full)
+	err := <-idxErr
+	if readErr != nil {
+		idx.discard()
+		return readErr
+	}
+	if err != nil {
+		idx.discard()
+		return err
+	}
+	p.spilled = len(idx.runs) > 0
+	s, err := idx.finish()
+	if err != nil {
+		return err
+	}
+	p.surv = s
+	p.Keys = s.Len()
+	return nil
+}
+
+// read is the reading half of scan: it decodes batches, learns transactions and producers on
+// the first scan, holds transactional records back until their marker, and sends the puts.
+func (p *Plan) read(ctx context.Context, src eventlog.Source, limit int64, phase string, full chan<- *putChunk, free <-chan *putChunk) error {
+	learn := limit == math.MaxInt64
 	pending := map[int64]*pendingTxn{}
 	it, err := src.Batches(p.Partition, 0)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
+	c := <-free
+	put := func(key []byte, off int64) {
+		c.add(key, off)
+		if len(c.keys) >= chunkBytes {
+			full <- c
+			c = <-free
+		}
+	}
+	defer func() { full <- c }()
 	var read, nextReport int64
 	nextReport = p.opts.ProgressBytes
 	n := 0
@@ -173,9 +245,7 @@ func (p *Plan) scan(ctx context.Context, src eventlog.Source, limit int64, phase
 				case controlCommit:
 					if t := pending[b.ProducerID]; t != nil {
 						for _, e := range t.ents {
-							if err := idx.put(t.keys[e.from:e.to], e.off); err != nil {
-								return err
-							}
+							put(t.keys[e.from:e.to], e.off)
 						}
 					}
 					delete(pending, b.ProducerID)
@@ -207,9 +277,7 @@ func (p *Plan) scan(ctx context.Context, src eventlog.Source, limit int64, phase
 		for i := range b.Records {
 			r := &b.Records[i]
 			if r.Key != nil && r.Offset < limit {
-				if err := idx.put(r.Key, r.Offset); err != nil {
-					return err
-				}
+				put(r.Key, r.Offset)
 			}
 		}
 	}
@@ -224,13 +292,6 @@ func (p *Plan) scan(ctx context.Context, src eventlog.Source, limit int64, phase
 	// it knows the aborted transactions, and a transaction that started below the limit and
 	// committed past it has its data below the limit indexed directly, as Kafka's cleaner
 	// does with the transaction index.)
-	p.spilled = len(idx.runs) > 0
-	s, err := idx.finish()
-	if err != nil {
-		return err
-	}
-	p.surv = s
-	p.Keys = s.Len()
 	return nil
 }
 
