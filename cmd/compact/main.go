@@ -1,8 +1,3 @@
-// Command compact compacts __consumer_offsets logs offline with the semantics of Kafka's log
-// cleaner, proves the result by replaying the original and the compacted log to the same
-// group coordinator state, and only then publishes it atomically.
-//
-// main only parses the process arguments; run holds the behaviour so that tests drive it.
 package main
 
 import (

@@ -1,8 +1,3 @@
-// Package compacttest generates __consumer_offsets partitions for compaction tests and
-// benchmarks: real, decodable coordinator records (offset commits, classic group metadata),
-// heavy overwrites, tombstones, batches that already carry a delete horizon (as left by an
-// earlier cleaner pass), and transactions that commit, abort, carry no data or stay open.
-// Everything is seeded, so failures reproduce.
 package compacttest
 
 import (

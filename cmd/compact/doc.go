@@ -1,0 +1,37 @@
+// Command compact compacts __consumer_offsets logs offline with the semantics of one pass of
+// Kafka's log cleaner (package eventlog/compact), proves the result by replaying the original
+// and the compacted log, and only then publishes it atomically.
+//
+//	compact <segments-dir|db> --out DIR      [--now RFC3339] [--delete-retention 24h] ...
+//	compact <segments-dir|db> --in-place     [--keep-backup] ...
+//	compact <segments-dir|db> --dry-run
+//
+// The input is a __consumer_offsets-N directory, a log directory holding several, or a
+// coordlog Pebble log; the output has the same format. --now is the cleaning time (default:
+// the wall clock, the only place the wall clock is read); one run stamps delete horizons
+// (now + --delete-retention) on batches that keep tombstones or discardable markers, a later
+// run past the horizon removes them, as Kafka's cleaner does over two passes.
+//
+// # The proof
+//
+// Each partition of the original and of the compacted log is replayed (package replay) to
+// its end, one after the other; the next offsets must match and the SHA-256 of the states'
+// JSON dumps must match. When they differ both are replayed again and groupstate.Diff shows
+// how. One difference is tolerated unless --exact: an implicit group (a classic group with no
+// protocol type, members, generation, protocol, leader or timestamp: what replaying an offset
+// commit creates for an unknown group) present on one side only. Kafka's own cleaner creates
+// exactly this difference (offset commits superseded by their tombstones no longer create the
+// group on load; an offset commit that outlives an expired group tombstone creates it again)
+// and the group holds no data; offsets and everything else are compared exactly.
+//
+// The proof holds one replayed state at a time: its memory is what a coordinator loading the
+// partition needs, and it is not bounded by --index-memory as the compaction itself is.
+//
+// # Exit codes
+//
+// 0 done (or the output already holds this compaction); 1 damaged input in strict mode (the
+// message names the file and byte position; nothing is written), a failed proof (nothing is
+// replaced) or an I/O error; 2 a bad command line.
+//
+// main only parses the process arguments; run holds the behaviour so that tests drive it.
+package main
