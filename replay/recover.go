@@ -23,27 +23,35 @@ const SnapshotKind = "replay/v1"
 // exactly where it stopped (the forensic-mode violation list is not kept; its count is).
 type snapshotPayload struct {
 	Stats Stats
-	State groupstate.Dump // without its Offsets, which are in Offsets
-	// Offsets are the dump's committed offsets in their compact encoding (recover_codec.go).
-	Offsets offsetTable
+	// State is the dump without its bulk, which the tables below carry in a compact
+	// positional encoding (recover_codec.go): the committed offsets, and the members and
+	// target assignments of consumer groups.
+	State     groupstate.Dump
+	Offsets   offsetTable
+	Consumers consumerTable
 }
 
-// newSnapshotPayload splits the dump: the bulk of it, the committed offsets, goes into the
-// hand-encoded table.
+// newSnapshotPayload splits the engine's dump into the payload.
 func newSnapshotPayload(e *Engine) *snapshotPayload {
 	d := e.State().Dump()
 	offs := offsetTable(d.Offsets)
 	d.Offsets = nil
-	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs}
+	cons := splitConsumers(&d)
+	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs, Consumers: cons}
 }
 
-// dump reassembles the dump.
-func (p *snapshotPayload) dump() groupstate.Dump {
+// dump reassembles the dump (taking over the payload's slices).
+func (p *snapshotPayload) dump() (groupstate.Dump, error) {
 	d := p.State
 	if len(p.Offsets) > 0 {
 		d.Offsets = p.Offsets
 	}
-	return d
+	if len(p.Consumers) > 0 {
+		if err := joinConsumers(&d, p.Consumers); err != nil {
+			return d, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	}
+	return d, nil
 }
 
 // effectiveVersion is the Kafka version an engine built with opts applies.
@@ -213,7 +221,11 @@ func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64
 		return nil, time.Since(start), 0, err
 	}
 	decoded := time.Now()
-	st, err := groupstate.Restore(pl.dump())
+	d, err := pl.dump()
+	if err != nil {
+		return nil, decoded.Sub(start), 0, err
+	}
+	st, err := groupstate.Restore(d)
 	if err != nil {
 		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("restore state: %w", err)
 	}
@@ -238,7 +250,11 @@ func LoadSnapshot(store *snapshot.Store, name string, opts Options) (*Engine, sn
 	if m.PayloadKind != SnapshotKind {
 		return nil, in, fmt.Errorf("snapshot %s: payload kind %q, this build reads %q", name, m.PayloadKind, SnapshotKind)
 	}
-	st, err := groupstate.Restore(pl.dump())
+	d, err := pl.dump()
+	if err != nil {
+		return nil, in, fmt.Errorf("snapshot %s: %w", name, err)
+	}
+	st, err := groupstate.Restore(d)
 	if err != nil {
 		return nil, in, fmt.Errorf("snapshot %s: restore state: %w", name, err)
 	}

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/coordlog/coordlog/groupstate"
@@ -15,8 +17,14 @@ import (
 // string per group and topic. TestOffsetTableFields fails when OffsetAndMetadata changes, so
 // that a new field cannot be dropped silently.
 
-// offsetTableLayout is the layout of an encoded offsetTable; decoding refuses others.
-const offsetTableLayout = 1
+// offsetTable layouts: 1 is msgpack values per field (snapshots up to replay-v1.1.snap), 2
+// packs rows into chunks of varints (chunkedOffsets), read without a msgpack call per field.
+// Encoding writes 2; decoding reads both.
+const (
+	offsetTableRows    = 1
+	offsetTableChunked = 2
+	offsetTableLayout  = offsetTableChunked
+)
 
 // offsetFields is the number of positional values per offset row: partition, committed
 // offset, leader epoch, metadata, commit timestamp, expire timestamp, topic id, record offset.
@@ -31,15 +39,198 @@ var (
 	_ snapshot.Unmarshaler = (*offsetTable)(nil)
 )
 
-// MarshalSnapshot writes [layout, [[group, [[topic, [row values...]]...]]...]].
+// MarshalSnapshot writes [2, [chunk...]]: each chunk a byte string of whole groups, see
+// appendGroupRows.
 func (t offsetTable) MarshalSnapshot(e *snapshot.Encoder) error {
+	// Chunks of at most 16Ki rows (about half a MiB; a bigger group makes a bigger chunk):
+	// bounded extra memory and few msgpack calls.
+	var chunks [][2]int // [from, to) row ranges, whole groups
+	for i, start := 0, 0; i < len(t); {
+		j := i + 1
+		for j < len(t) && t[j].GroupID == t[i].GroupID {
+			j++
+		}
+		if j-start >= 16384 || j == len(t) {
+			chunks = append(chunks, [2]int{start, j})
+			start = j
+		}
+		i = j
+	}
+	if err := first(e.ArrayLen(2), e.Int(offsetTableLayout), e.ArrayLen(len(chunks))); err != nil {
+		return err
+	}
+	var buf []byte
+	for _, c := range chunks {
+		buf = buf[:0]
+		for i := c[0]; i < c[1]; {
+			j := i + 1
+			for j < c[1] && t[j].GroupID == t[i].GroupID {
+				j++
+			}
+			buf = appendGroupRows(buf, t[i:j])
+			i = j
+		}
+		if err := e.Bytes(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendGroupRows appends one group's offsets: uvarint len + group, uvarint topic count, and
+// per topic uvarint len + topic, uvarint row count, rows. A row is zigzag varints of
+// partition, committed offset and leader epoch, uvarint len + metadata, varints of commit and
+// expire timestamps, a byte 0 (zero topic id) or 1 followed by the 16 id bytes, and a varint
+// record offset.
+func appendGroupRows(b []byte, rows []groupstate.CommittedOffset) []byte {
+	b = appendStr(b, rows[0].GroupID)
+	topics := 0
+	for i := range rows {
+		if i == 0 || rows[i].Topic != rows[i-1].Topic {
+			topics++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(topics))
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].Topic == rows[i].Topic {
+			j++
+		}
+		b = appendStr(b, rows[i].Topic)
+		b = binary.AppendUvarint(b, uint64(j-i))
+		for k := i; k < j; k++ {
+			o := &rows[k]
+			b = binary.AppendVarint(b, int64(o.Partition))
+			b = binary.AppendVarint(b, o.CommittedOffset)
+			b = binary.AppendVarint(b, int64(o.LeaderEpoch))
+			b = appendStr(b, o.Metadata)
+			b = binary.AppendVarint(b, o.CommitTimestamp)
+			b = binary.AppendVarint(b, o.ExpireTimestamp)
+			if o.TopicID.IsZero() {
+				b = append(b, 0)
+			} else {
+				b = append(append(b, 1), o.TopicID[:]...)
+			}
+			b = binary.AppendVarint(b, o.RecordOffset)
+		}
+		i = j
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// chunkReader parses a chunk; the first error sticks.
+type chunkReader struct {
+	b   []byte
+	err error
+}
+
+func (r *chunkReader) fail() {
+	if r.err == nil {
+		r.err = errors.New("offset chunk: truncated or malformed")
+	}
+	r.b = nil
+}
+
+func (r *chunkReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *chunkReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *chunkReader) bytes(n uint64) []byte {
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *chunkReader) str() string {
+	n := r.uvarint()
+	if n == 0 {
+		return ""
+	}
+	return string(r.bytes(n))
+}
+
+// decodeChunked reads layout 2 (after the layout number).
+func decodeChunked(d *snapshot.Decoder) (offsetTable, error) {
+	chunks, err := d.ArrayLen()
+	if err != nil || chunks < 0 {
+		return nil, fmt.Errorf("offset table: %d chunks (%v)", chunks, err)
+	}
+	var out []groupstate.CommittedOffset
+	var buf []byte
+	for c := 0; c < chunks; c++ {
+		if buf, err = d.BytesBuf(buf); err != nil {
+			return nil, fmt.Errorf("offset table: chunk %d: %w", c, err)
+		}
+		r := chunkReader{b: buf}
+		for len(r.b) > 0 && r.err == nil {
+			g := r.str()
+			for topics := r.uvarint(); topics > 0 && r.err == nil; topics-- {
+				topic := r.str()
+				n := r.uvarint()
+				if n > uint64(len(r.b)) { // every row takes bytes: a larger count is damage
+					r.fail()
+					break
+				}
+				out = grow(out, int(n))
+				for ; n > 0 && r.err == nil; n-- {
+					o := groupstate.CommittedOffset{GroupID: g, Topic: topic}
+					o.Partition = int32(r.varint())
+					o.CommittedOffset = r.varint()
+					o.LeaderEpoch = int32(r.varint())
+					o.Metadata = r.str()
+					o.CommitTimestamp = r.varint()
+					o.ExpireTimestamp = r.varint()
+					switch flag := r.bytes(1); {
+					case len(flag) == 1 && flag[0] == 1:
+						copy(o.TopicID[:], r.bytes(16))
+					case len(flag) == 1 && flag[0] != 0:
+						r.fail()
+					}
+					o.RecordOffset = r.varint()
+					out = append(out, o)
+				}
+			}
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("offset table: chunk %d: %w", c, r.err)
+		}
+	}
+	return out, nil
+}
+
+// encodeRows writes layout 1 (kept for tests of the layout-1 decoder).
+func (t offsetTable) encodeRows(e *snapshot.Encoder) error {
 	groups := 0
 	for i := range t {
 		if i == 0 || t[i].GroupID != t[i-1].GroupID {
 			groups++
 		}
 	}
-	if err := first(e.ArrayLen(2), e.Int(offsetTableLayout), e.ArrayLen(groups)); err != nil {
+	if err := first(e.ArrayLen(2), e.Int(offsetTableRows), e.ArrayLen(groups)); err != nil {
 		return err
 	}
 	for i := 0; i < len(t); {
@@ -96,8 +287,16 @@ func (t *offsetTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
 	if n, err := d.ArrayLen(); err != nil || n != 2 {
 		return fmt.Errorf("offset table: header of %d elements (%v)", n, err)
 	}
-	if v, err := d.Int(); err != nil || v != offsetTableLayout {
-		return fmt.Errorf("offset table: layout %d (%v), want %d", v, err, offsetTableLayout)
+	v, err := d.Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("offset table: layout: %w", err)
+	case v == offsetTableChunked:
+		out, err := decodeChunked(d)
+		*t = out
+		return err
+	case v != offsetTableRows:
+		return fmt.Errorf("offset table: layout %d, this build reads %d and %d", v, offsetTableRows, offsetTableChunked)
 	}
 	groups, err := d.ArrayLen()
 	if err != nil {
@@ -166,3 +365,208 @@ func grow(s []groupstate.CommittedOffset, n int) []groupstate.CommittedOffset {
 	copy(out, s)
 	return out
 }
+
+// consumerTable carries the members and target assignments of every consumer group of a
+// dump, in the dump's group order, positionally: with a million members their reflective
+// coding (every field name of every member) dominated snapshot time. The rest of each group
+// stays in the dump. TestConsumerTableFields pins the fields.
+type consumerTable []consumerGroupBody
+
+type consumerGroupBody struct {
+	Members []groupstate.ConsumerMember
+	Target  []groupstate.MemberTargetAssignment
+}
+
+const consumerTableLayout = 1
+
+var (
+	_ snapshot.Marshaler   = consumerTable(nil)
+	_ snapshot.Unmarshaler = (*consumerTable)(nil)
+)
+
+// splitConsumers moves the members and target assignments of d's consumer groups into a
+// table (d is the engine's fresh dump, so it is ours to change).
+func splitConsumers(d *groupstate.Dump) consumerTable {
+	var t consumerTable
+	for i := range d.Groups {
+		if c := d.Groups[i].Consumer; c != nil {
+			t = append(t, consumerGroupBody{Members: c.Members, Target: c.TargetAssignment})
+			c.Members, c.TargetAssignment = nil, nil
+		}
+	}
+	return t
+}
+
+// joinConsumers puts them back.
+func joinConsumers(d *groupstate.Dump, t consumerTable) error {
+	k := 0
+	for i := range d.Groups {
+		if c := d.Groups[i].Consumer; c != nil {
+			if k >= len(t) {
+				return fmt.Errorf("consumer table holds %d groups, the dump more", len(t))
+			}
+			c.Members, c.TargetAssignment = t[k].Members, t[k].Target
+			k++
+		}
+	}
+	if k != len(t) {
+		return fmt.Errorf("consumer table holds %d groups, the dump %d", len(t), k)
+	}
+	return nil
+}
+
+// MarshalSnapshot writes [layout, [members, targets]...] with each member positional.
+func (t consumerTable) MarshalSnapshot(e *snapshot.Encoder) error {
+	if err := first(e.ArrayLen(2), e.Int(consumerTableLayout), e.ArrayLen(len(t))); err != nil {
+		return err
+	}
+	for _, g := range t {
+		if err := e.ArrayLen(len(g.Members)); err != nil {
+			return err
+		}
+		for i := range g.Members {
+			m := &g.Members[i]
+			// StateName is derived (Restore recomputes it) and not stored.
+			if err := first(e.String(m.MemberID), e.Int(int64(m.MemberEpoch)), e.Int(int64(m.PreviousMemberEpoch)), e.Int(int64(m.State)),
+				e.StringPtr(m.InstanceID), e.StringPtr(m.RackID), e.Int(int64(m.RebalanceTimeoutMs)), e.String(m.ClientID), e.String(m.ClientHost),
+				e.Strings(m.SubscribedTopicNames), e.StringPtr(m.SubscribedTopicRegex), e.StringPtr(m.ServerAssignor), e.Value(m.ClassicMemberMetadata),
+				encodeTPEs(e, m.AssignedPartitions), encodeTPEs(e, m.PartitionsPendingRevocation)); err != nil {
+				return err
+			}
+		}
+		if err := e.ArrayLen(len(g.Target)); err != nil {
+			return err
+		}
+		for _, ta := range g.Target {
+			if err := first(e.String(ta.MemberID), encodeTPs(e, ta.Partitions)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func encodeTPEs(e *snapshot.Encoder, s []groupstate.TopicPartitionsWithEpochs) error {
+	if s == nil {
+		return e.Nil()
+	}
+	if err := e.ArrayLen(len(s)); err != nil {
+		return err
+	}
+	for i := range s {
+		if err := first(e.Bytes(s[i].TopicID[:]), e.Int32s(s[i].Partitions), e.Int32s(s[i].AssignmentEpochs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func encodeTPs(e *snapshot.Encoder, s []groupstate.TopicPartitions) error {
+	if s == nil {
+		return e.Nil()
+	}
+	if err := e.ArrayLen(len(s)); err != nil {
+		return err
+	}
+	for i := range s {
+		if err := first(e.Bytes(s[i].TopicID[:]), e.Int32s(s[i].Partitions)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnmarshalSnapshot reads what MarshalSnapshot writes.
+func (t *consumerTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
+	if n, err := d.ArrayLen(); err != nil || n != 2 {
+		return fmt.Errorf("consumer table: header of %d elements (%v)", n, err)
+	}
+	if v, err := d.Int(); err != nil || v != consumerTableLayout {
+		return fmt.Errorf("consumer table: layout %d (%v), want %d", v, err, consumerTableLayout)
+	}
+	groups, err := d.ArrayLen()
+	if err != nil || groups < 0 {
+		return fmt.Errorf("consumer table: %d groups (%v)", groups, err)
+	}
+	out := make(consumerTable, groups)
+	for gi := range out {
+		g := &out[gi]
+		n, err := d.ArrayLen()
+		if err != nil || n < 0 {
+			return fmt.Errorf("consumer table: group %d: %d members (%v)", gi, n, err)
+		}
+		if n > 0 {
+			g.Members = make([]groupstate.ConsumerMember, n)
+		}
+		for i := range g.Members {
+			m := &g.Members[i]
+			var epoch, prev, state, rto int64
+			if err := first(readString(d, &m.MemberID), readInt(d, &epoch), readInt(d, &prev), readInt(d, &state),
+				readStringPtr(d, &m.InstanceID), readStringPtr(d, &m.RackID), readInt(d, &rto), readString(d, &m.ClientID), readString(d, &m.ClientHost),
+				readStrings(d, &m.SubscribedTopicNames), readStringPtr(d, &m.SubscribedTopicRegex), readStringPtr(d, &m.ServerAssignor), d.Value(&m.ClassicMemberMetadata),
+				decodeTPEs(d, &m.AssignedPartitions), decodeTPEs(d, &m.PartitionsPendingRevocation)); err != nil {
+				return fmt.Errorf("consumer table: group %d member %d: %w", gi, i, err)
+			}
+			m.MemberEpoch, m.PreviousMemberEpoch, m.State, m.RebalanceTimeoutMs = int32(epoch), int32(prev), int8(state), int32(rto)
+		}
+		n, err = d.ArrayLen()
+		if err != nil || n < 0 {
+			return fmt.Errorf("consumer table: group %d: %d targets (%v)", gi, n, err)
+		}
+		if n > 0 {
+			g.Target = make([]groupstate.MemberTargetAssignment, n)
+		}
+		for i := range g.Target {
+			if err := first(readString(d, &g.Target[i].MemberID), decodeTPs(d, &g.Target[i].Partitions)); err != nil {
+				return fmt.Errorf("consumer table: group %d target %d: %w", gi, i, err)
+			}
+		}
+	}
+	*t = out
+	return nil
+}
+
+func readStringPtr(d *snapshot.Decoder, s **string) (err error) { *s, err = d.StringPtr(); return }
+
+func readStrings(d *snapshot.Decoder, s *[]string) (err error) { *s, err = d.Strings(); return }
+
+// arrayOrNil reads an array header; ok is false for a nil (a nil slice).
+func arrayOrNil(d *snapshot.Decoder) (n int, err error) {
+	n, err = d.ArrayLen()
+	if err == nil && n < -1 {
+		err = fmt.Errorf("bad array length %d", n)
+	}
+	return n, err
+}
+
+func decodeTPEs(d *snapshot.Decoder, out *[]groupstate.TopicPartitionsWithEpochs) error {
+	n, err := arrayOrNil(d)
+	if err != nil || n < 0 {
+		return err // n == -1: nil
+	}
+	s := make([]groupstate.TopicPartitionsWithEpochs, n)
+	for i := range s {
+		if err := first(d.BytesInto(s[i].TopicID[:]), readInt32s(d, &s[i].Partitions), readInt32s(d, &s[i].AssignmentEpochs)); err != nil {
+			return err
+		}
+	}
+	*out = s
+	return nil
+}
+
+func decodeTPs(d *snapshot.Decoder, out *[]groupstate.TopicPartitions) error {
+	n, err := arrayOrNil(d)
+	if err != nil || n < 0 {
+		return err
+	}
+	s := make([]groupstate.TopicPartitions, n)
+	for i := range s {
+		if err := first(d.BytesInto(s[i].TopicID[:]), readInt32s(d, &s[i].Partitions)); err != nil {
+			return err
+		}
+	}
+	*out = s
+	return nil
+}
+
+func readInt32s(d *snapshot.Decoder, s *[]int32) (err error) { *s, err = d.Int32s(); return }

@@ -341,15 +341,18 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	requireSameEngine(t, want, rec.Engine, false, "full")
 }
 
-// TestSnapshotFormatCompatibility loads the committed snapshot of every payload kind (a cut
-// of a generated log) and checks that restoring it and replaying the tail still equals a full
-// replay: old snapshots keep loading as groupstate evolves, and a change that would make
-// them restore a different state fails here.
+// TestSnapshotFormatCompatibility loads the committed snapshots of every payload layout (a cut
+// of a generated log; replay-v1.snap predates the consumer table, replay-v1.1.snap has it,
+// replay-v1.2.snap has chunked offsets)
+// and checks that restoring each and replaying the tail still equals a full replay: old
+// snapshots keep loading as the payload and groupstate evolve, and a change that would make
+// them restore a different state fails here. -update-snapshots writes the current layout's
+// file only; never rewrite the older ones.
 func TestSnapshotFormatCompatibility(t *testing.T) {
 	spec := genSpec{Seed: 9, Groups: 6, Members: 2, Offsets: 6, Churn: 200}
 	src := genMem(spec)
 	const cut = 150
-	golden := filepath.Join("testdata", "replay-v1.snap")
+	current := filepath.Join("testdata", "replay-v1.2.snap")
 	if *updateSnapshots {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
@@ -360,19 +363,46 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 		require.NoError(t, err)
 		b, err := os.ReadFile(in.Path)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(golden, b, 0o644))
+		require.NoError(t, os.WriteFile(current, b, 0o644))
 	}
-	b, err := os.ReadFile(golden)
+	files, err := filepath.Glob(filepath.Join("testdata", "replay-v*.snap"))
 	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, snapshot.Name(0, cut)), b, 0o644))
-	store, err := snapshot.OpenStore(dir, snapshot.Options{})
-	require.NoError(t, err)
-	rec, err := Recover(context.Background(), src, store, 0, Options{})
-	require.NoError(t, err)
-	require.NotNil(t, rec.Snapshot, "%v", rec.Messages())
-	require.EqualValues(t, cut, rec.SnapshotOffset)
-	requireSameEngine(t, fullReplay(t, src, 0, Options{}), rec.Engine, true, golden)
+	require.Contains(t, files, current)
+	require.Contains(t, files, filepath.Join("testdata", "replay-v1.snap"))
+	want := fullReplay(t, src, 0, Options{})
+	for _, golden := range files {
+		b, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, snapshot.Name(0, cut)), b, 0o644))
+		store, err := snapshot.OpenStore(dir, snapshot.Options{})
+		require.NoError(t, err)
+		rec, err := Recover(context.Background(), src, store, 0, Options{})
+		require.NoError(t, err)
+		require.NotNil(t, rec.Snapshot, "%s: %v", golden, rec.Messages())
+		require.EqualValues(t, cut, rec.SnapshotOffset)
+		requireSameEngine(t, want, rec.Engine, true, golden)
+	}
+}
+
+// TestConsumerTableFields pins the fields consumerTable encodes by position (see
+// TestOffsetTableFields).
+func TestConsumerTableFields(t *testing.T) {
+	names := func(v any) []string {
+		var out []string
+		rt := reflect.TypeOf(v)
+		for i := 0; i < rt.NumField(); i++ {
+			out = append(out, rt.Field(i).Name)
+		}
+		return out
+	}
+	const teach = "teach consumerTable (recover_codec.go) the new field"
+	require.Equal(t, []string{"MemberID", "MemberEpoch", "PreviousMemberEpoch", "State", "StateName", "InstanceID", "RackID", "RebalanceTimeoutMs",
+		"ClientID", "ClientHost", "SubscribedTopicNames", "SubscribedTopicRegex", "ServerAssignor", "ClassicMemberMetadata", "AssignedPartitions",
+		"PartitionsPendingRevocation"}, names(groupstate.ConsumerMember{}), teach)
+	require.Equal(t, []string{"MemberID", "Partitions"}, names(groupstate.MemberTargetAssignment{}), teach)
+	require.Equal(t, []string{"TopicID", "Partitions", "AssignmentEpochs"}, names(groupstate.TopicPartitionsWithEpochs{}), teach)
+	require.Equal(t, []string{"TopicID", "Partitions"}, names(groupstate.TopicPartitions{}), teach)
 }
 
 // TestOffsetTableFields pins the fields offsetTable encodes by position: a field added to
@@ -392,8 +422,17 @@ func TestOffsetTableFields(t *testing.T) {
 	require.Equal(t, []string{"GroupID", "Topic", "Partition", "OffsetAndMetadata"}, names(groupstate.CommittedOffset{}))
 }
 
+// layout1Table writes the offsets in layout 1, which older snapshots hold.
+type layout1Table offsetTable
+
+func (t layout1Table) MarshalSnapshot(e *snapshot.Encoder) error { return offsetTable(t).encodeRows(e) }
+func (t *layout1Table) UnmarshalSnapshot(d *snapshot.Decoder) error {
+	return (*offsetTable)(t).UnmarshalSnapshot(d)
+}
+
 func TestOffsetTableRoundTrip(t *testing.T) {
 	type wrap struct{ T offsetTable }
+	type wrap1 struct{ T layout1Table }
 	for _, tab := range []offsetTable{nil, {
 		{GroupID: "a", Topic: "t", Partition: 0, OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: 1 << 50, LeaderEpoch: -1, Metadata: "m", CommitTimestamp: -5, ExpireTimestamp: -1, TopicID: groupstate.Uuid{1, 2, 3}, RecordOffset: 9}},
 		{GroupID: "a", Topic: "t", Partition: 7},
@@ -411,5 +450,28 @@ func TestOffsetTableRoundTrip(t *testing.T) {
 			continue
 		}
 		require.Equal(t, tab, got.T)
+
+		buf.Reset()
+		_, err = snapshot.Encode(&buf, snapshot.Meta{}, wrap1{layout1Table(tab)})
+		require.NoError(t, err)
+		var got1 wrap1
+		_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got1)
+		require.NoError(t, err)
+		require.Equal(t, tab, offsetTable(got1.T))
 	}
+	// Many groups: several chunks.
+	var big offsetTable
+	for g := 0; g < 3000; g++ {
+		for p := int32(0); p < 10; p++ {
+			big = append(big, groupstate.CommittedOffset{GroupID: "g" + itoa(int64(g)), Topic: "t", Partition: p,
+				OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: int64(g), Metadata: itoa(int64(p))}})
+		}
+	}
+	var buf bytes.Buffer
+	_, err := snapshot.Encode(&buf, snapshot.Meta{}, wrap{big})
+	require.NoError(t, err)
+	var got wrap
+	_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got)
+	require.NoError(t, err)
+	require.Equal(t, big, got.T)
 }

@@ -41,6 +41,49 @@ func (e *Encoder) Bytes(b []byte) error { return e.m.EncodeBytes(b) }
 // Value writes any value by msgpack's rules (for the small parts).
 func (e *Encoder) Value(v any) error { return e.m.Encode(v) }
 
+// Nil writes a nil.
+func (e *Encoder) Nil() error { return e.m.EncodeNil() }
+
+// StringPtr writes nil or the string.
+func (e *Encoder) StringPtr(s *string) error {
+	if s == nil {
+		return e.m.EncodeNil()
+	}
+	return e.m.EncodeString(*s)
+}
+
+// Strings writes nil (a nil slice) or an array of strings.
+func (e *Encoder) Strings(s []string) error {
+	if s == nil {
+		return e.m.EncodeNil()
+	}
+	if err := e.m.EncodeArrayLen(len(s)); err != nil {
+		return err
+	}
+	for _, x := range s {
+		if err := e.m.EncodeString(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Int32s writes nil (a nil slice) or an array of integers.
+func (e *Encoder) Int32s(s []int32) error {
+	if s == nil {
+		return e.m.EncodeNil()
+	}
+	if err := e.m.EncodeArrayLen(len(s)); err != nil {
+		return err
+	}
+	for _, x := range s {
+		if err := e.m.EncodeInt(int64(x)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Decoder reads msgpack values for an Unmarshaler.
 type Decoder struct{ m *msgpack.Decoder }
 
@@ -67,6 +110,80 @@ func (d *Decoder) BytesInto(dst []byte) error {
 
 // Value reads any value by msgpack's rules into v (a pointer).
 func (d *Decoder) Value(v any) error { return d.m.Decode(v) }
+
+// BytesBuf reads a byte string into buf's storage (grown when too small) and returns it:
+// for Unmarshalers that parse their own chunks without allocating one per chunk.
+func (d *Decoder) BytesBuf(buf []byte) ([]byte, error) {
+	n, err := d.m.DecodeBytesLen()
+	if err != nil {
+		return buf[:0], err
+	}
+	if n < 0 {
+		return buf[:0], nil
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	return buf, d.m.ReadFull(buf)
+}
+
+// isNil consumes a nil and reports true, or reports false and consumes nothing.
+func (d *Decoder) isNil() (bool, error) {
+	c, err := d.m.PeekCode()
+	if err != nil {
+		return false, err
+	}
+	if c != msgpcode.Nil {
+		return false, nil
+	}
+	return true, d.m.DecodeNil()
+}
+
+// StringPtr reads what Encoder.StringPtr writes.
+func (d *Decoder) StringPtr() (*string, error) {
+	if null, err := d.isNil(); null || err != nil {
+		return nil, err
+	}
+	s, err := d.m.DecodeString()
+	return &s, err
+}
+
+// Strings reads what Encoder.Strings writes (nil stays nil, empty stays empty).
+func (d *Decoder) Strings() ([]string, error) {
+	if null, err := d.isNil(); null || err != nil {
+		return nil, err
+	}
+	n, err := d.m.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i := range out {
+		if out[i], err = d.m.DecodeString(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Int32s reads what Encoder.Int32s writes (nil stays nil, empty stays empty).
+func (d *Decoder) Int32s() ([]int32, error) {
+	if null, err := d.isNil(); null || err != nil {
+		return nil, err
+	}
+	n, err := d.m.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	out := make([]int32, n)
+	for i := range out {
+		if out[i], err = d.m.DecodeInt32(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
 var (
 	marshalerType     = reflect.TypeFor[Marshaler]()
