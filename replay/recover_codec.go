@@ -20,6 +20,9 @@ import (
 // offsetTable layouts: 1 is msgpack values per field (snapshots up to replay-v1.1.snap), 2
 // packs rows into chunks of varints (chunkedOffsets), read without a msgpack call per field.
 // Encoding writes 2; decoding reads both.
+// maxPreallocRows caps the up-front allocation of a decoded offset table.
+const maxPreallocRows = 1 << 26
+
 const (
 	offsetTableRows    = 1
 	offsetTableChunked = 2
@@ -39,7 +42,7 @@ var (
 	_ snapshot.Unmarshaler = (*offsetTable)(nil)
 )
 
-// MarshalSnapshot writes [2, [chunk...]]: each chunk a byte string of whole groups, see
+// MarshalSnapshot writes [2, row count, [chunk...]]: each chunk a byte string of whole groups, see
 // appendGroupRows.
 func (t offsetTable) MarshalSnapshot(e *snapshot.Encoder) error {
 	// Chunks of at most 16Ki rows (about half a MiB; a bigger group makes a bigger chunk):
@@ -56,7 +59,8 @@ func (t offsetTable) MarshalSnapshot(e *snapshot.Encoder) error {
 		}
 		i = j
 	}
-	if err := first(e.ArrayLen(2), e.Int(offsetTableLayout), e.ArrayLen(len(chunks))); err != nil {
+	// The row count first, so that decoding allocates the table once.
+	if err := first(e.ArrayLen(3), e.Int(offsetTableLayout), e.Int(int64(len(t))), e.ArrayLen(len(chunks))); err != nil {
 		return err
 	}
 	var buf []byte
@@ -175,11 +179,17 @@ func (r *chunkReader) str() string {
 
 // decodeChunked reads layout 2 (after the layout number).
 func decodeChunked(d *snapshot.Decoder) (offsetTable, error) {
+	total, err := d.Int()
+	if err != nil || total < 0 {
+		return nil, fmt.Errorf("offset table: %d rows (%v)", total, err)
+	}
 	chunks, err := d.ArrayLen()
 	if err != nil || chunks < 0 {
 		return nil, fmt.Errorf("offset table: %d chunks (%v)", chunks, err)
 	}
-	var out []groupstate.CommittedOffset
+	// The CRC matched, but the up-front allocation is still capped: a count alone should
+	// never make a reader allocate without bound.
+	out := make([]groupstate.CommittedOffset, 0, min(total, int64(maxPreallocRows)))
 	var buf []byte
 	for c := 0; c < chunks; c++ {
 		if buf, err = d.BytesBuf(buf); err != nil {
@@ -284,8 +294,9 @@ func encodeTopicRows(e *snapshot.Encoder, rows []groupstate.CommittedOffset) err
 
 // UnmarshalSnapshot reads what MarshalSnapshot writes.
 func (t *offsetTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
-	if n, err := d.ArrayLen(); err != nil || n != 2 {
-		return fmt.Errorf("offset table: header of %d elements (%v)", n, err)
+	hdr, err := d.ArrayLen()
+	if err != nil || (hdr != 2 && hdr != 3) {
+		return fmt.Errorf("offset table: header of %d elements (%v)", hdr, err)
 	}
 	v, err := d.Int()
 	switch {
