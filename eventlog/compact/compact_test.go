@@ -373,3 +373,18 @@ func TestPebbleInPlace(t *testing.T) {
 		assert.NoDirExists(t, p)
 	}
 }
+
+// TestBatchesFromMidBatch: reading the compacted view from an offset inside a batch returns
+// that batch whole with the same records as a read from the start.
+func TestBatchesFromMidBatch(t *testing.T) {
+	_, src := writeSegments(t, scenario()...)
+	pl, err := compact.NewPlan(context.Background(), src, 0, compact.DefaultOptions(now))
+	require.NoError(t, err)
+	defer pl.Close()
+	c := compact.NewCompacted(src, pl)
+	it, err := c.Batches(0, 14) // inside batch 13-14
+	require.NoError(t, err)
+	defer it.Close()
+	require.True(t, it.Next())
+	assert.Equal(t, "13-14 h=50000000 [13 14x]", render(it.Batch()))
+}

@@ -66,7 +66,9 @@ func (c *Compacted) Batches(p int32, from int64) (eventlog.Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := pl.surv.cursor(from)
+	// The cursor starts at 0, not at from: the input returns the batch holding from whole, and
+	// its records below from must still find their survivors. Skipping ahead is cheap.
+	cur, err := pl.surv.cursor(0)
 	if err != nil {
 		in.Close()
 		return nil, err
