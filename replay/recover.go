@@ -12,6 +12,27 @@ import (
 	"github.com/coordlog/coordlog/snapshot"
 )
 
+// Snapshots and restart.
+//
+// A snapshot of an engine (TakeSnapshot) is a snapshot.Store file whose meta carries the
+// partition, the next offset, the Kafka version and record layout of the rules, the payload
+// kind SnapshotKind and display counters, and whose payload is snapshotPayload: the engine's
+// Stats and its state's canonical dump, with the bulk of the dump (committed offsets,
+// consumer-group members and target assignments) in hand-written positional tables
+// (recover_codec.go) and the rest reflective msgpack.
+//
+// Invariants:
+//   - Restoring a snapshot taken at offset k and replaying the log from k gives exactly the
+//     state, next offset and counters of a full replay (tests: every cut point of generated
+//     logs, the found corpus, the Kafka 4.4 recordings). The one exception: a snapshot taken
+//     inside a batch (Run with an until inside it) counts that batch once on each side.
+//   - A snapshot is used only under the rules it was built with (same Kafka version and
+//     record layout), never ahead of the log, and in strict mode never after violations.
+//   - Older payload layouts keep loading: every layout has a committed snapshot in testdata/
+//     and TestSnapshotFormatCompatibility restores each against a full replay. Fields added to
+//     groupstate's dump types decode as zero from older snapshots (the reflective part) or
+//     fail TestOffsetTableFields / TestConsumerTableFields until the tables learn them.
+
 // SnapshotKind is the payload kind of the snapshots this package writes. Bump it (and teach
 // Recover the old one) when snapshotPayload changes meaning; fields added to groupstate's
 // dump types decode as zero values from older snapshots, which the compatibility test in
