@@ -159,6 +159,7 @@ func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
 // removed whatever its type. A missing group is ignored. It never fails.
 func (s *State) ReplayGroupMetadataTombstone(groupID string) error {
 	delete(s.groups, groupID)
+	s.forgetLastCommit()
 	return nil
 }
 

@@ -67,21 +67,24 @@ func (r TxnResult) String() string {
 // producerID == NoProducerID the offset is committed at once, otherwise it waits in the
 // pending map of that producer until its transaction marker. It never fails.
 func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topic string, partition int32, v OffsetCommitValue) error {
+	if producerID == NoProducerID && s.lastOffsets != nil && groupID == s.lastGroup {
+		// The same group as the previous commit: it exists and has its offsets map.
+		gm := s.lastOffsets
+		t := s.lastTopic
+		if topic != t {
+			t = gm.intern(topic)
+			s.lastTopic = t
+		}
+		n := len(gm.byTP)
+		gm.byTP[TopicPartition{t, partition}] = s.offsetValue(recordOffset, v)
+		s.numOffsets += len(gm.byTP) - n
+		return nil
+	}
 	if _, ok := s.groups[groupID]; !ok {
 		// Clone: the caller may pass a string that aliases a reused read buffer.
 		s.groups[strings.Clone(groupID)] = &classicGroup{protocolType: "", currentStateTimestamp: -1}
 	}
-	om := OffsetAndMetadata{
-		CommittedOffset: v.Offset,
-		LeaderEpoch:     v.LeaderEpoch,
-		Metadata:        v.Metadata,
-		CommitTimestamp: v.CommitTimestamp,
-		ExpireTimestamp: v.ExpireTimestamp,
-		RecordOffset:    recordOffset,
-	}
-	if s.version.hasOffsetTopicID() {
-		om.TopicID = v.TopicID
-	}
+	om := s.offsetValue(recordOffset, v)
 	if producerID == NoProducerID {
 		s.putOffset(groupID, topic, partition, om)
 		return nil
@@ -100,20 +103,46 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 	return nil
 }
 
-func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
-	gm := s.offsets[groupID]
-	if gm == nil {
-		gm = &groupOffsets{topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
-		s.offsets[strings.Clone(groupID)] = gm
+func (s *State) offsetValue(recordOffset int64, v OffsetCommitValue) OffsetAndMetadata {
+	om := OffsetAndMetadata{
+		CommittedOffset: v.Offset,
+		LeaderEpoch:     v.LeaderEpoch,
+		Metadata:        v.Metadata,
+		CommitTimestamp: v.CommitTimestamp,
+		ExpireTimestamp: v.ExpireTimestamp,
+		RecordOffset:    recordOffset,
 	}
+	if s.version.hasOffsetTopicID() {
+		om.TopicID = v.TopicID
+	}
+	return om
+}
+
+// intern returns the group's copy of a topic name, adding one when new.
+func (gm *groupOffsets) intern(topic string) string {
 	t, ok := gm.topics[topic]
 	if !ok {
 		t = strings.Clone(topic)
 		gm.topics[t] = t
 	}
+	return t
+}
+
+func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
+	gm := s.offsets[groupID]
+	if gm == nil {
+		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
+		s.offsets[gm.id] = gm
+	}
+	t := gm.intern(topic)
 	n := len(gm.byTP)
 	gm.byTP[TopicPartition{t, partition}] = om
 	s.numOffsets += len(gm.byTP) - n
+	if _, exists := s.groups[groupID]; exists {
+		// Remember only a group that exists: the fast path skips the existence check. gm.id is
+		// the state's own copy of the name (the caller's may alias a read buffer).
+		s.lastGroup, s.lastOffsets, s.lastTopic = gm.id, gm, t
+	}
 }
 
 // ReplayOffsetCommitTombstone replays an offset tombstone (records 0 and 1): it removes the
@@ -126,6 +155,7 @@ func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int
 		s.numOffsets -= n - len(gm.byTP)
 		if len(gm.byTP) == 0 {
 			delete(s.offsets, groupID)
+			s.forgetLastCommit()
 		}
 	}
 	k := offsetKey{groupID, topic, partition}

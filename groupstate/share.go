@@ -222,6 +222,7 @@ func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
 		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but target assignment epoch in invalid (%d)", groupID, g.assignmentEpoch)
 	}
 	delete(s.groups, groupID)
+	s.forgetLastCommit()
 	return nil
 }
 

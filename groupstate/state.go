@@ -49,11 +49,23 @@ type State struct {
 	// Share-group state-partition metadata, keyed by group id; it lives apart from the
 	// groups map and survives group removal (GroupMetadataManager.shareGroupStatePartitionMetadata).
 	shareStateMeta map[string]ShareStatePartitionMetadata
+
+	// The group and topic of the previous non-transactional offset commit. Commits come in
+	// runs (a consumer commits its partitions together), so most skip three map lookups.
+	// lastOffsets is set only while the group exists; forgetLastCommit clears it on removals.
+	lastGroup   string
+	lastOffsets *groupOffsets
+	lastTopic   string // an interned key of lastOffsets.topics
 }
+
+// forgetLastCommit drops the memo of the previous offset commit; every removal of a group or
+// of a group's offsets calls it.
+func (s *State) forgetLastCommit() { s.lastGroup, s.lastOffsets, s.lastTopic = "", nil, "" }
 
 // groupOffsets holds one group's committed offsets, keyed by (topic, partition); topics
 // interns the topic names so that the keys of a topic share one string.
 type groupOffsets struct {
+	id     string // the group id, owned by the state
 	topics map[string]string
 	byTP   map[TopicPartition]OffsetAndMetadata
 }

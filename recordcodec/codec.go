@@ -304,6 +304,9 @@ func Encode(r Record) (key, value []byte, err error) {
 // DecodeInto decodes b (version prefix included) into v, a value of the matching type, without
 // allocating the value. It is the replay hot path's way to decode offset commits.
 func (d Decoder) DecodeInto(v Value, b []byte) error {
+	if oc, ok := v.(*OffsetCommitValue); ok && oc.decodeFast(b, d.NoCopy) {
+		return nil
+	}
 	t := v.RecordType()
 	if len(b) < 2 {
 		return &DecodeError{Part: "value", Type: t, Version: -1, Field: "version", Pos: 0, Err: ErrTruncated}

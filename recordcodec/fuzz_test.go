@@ -147,3 +147,31 @@ func (a valueAdapter) versionRange() (int16, int16)        { return a.m.versionR
 func (a valueAdapter) decodeBody(r reader, _ int16) reader { return r }
 func (a valueAdapter) appendBody(b []byte) ([]byte, error) { return a.m.appendBody(b) }
 func (a valueAdapter) writeJSONBody(*jsonWriter)           {}
+
+// FuzzOffsetCommitFastPath: the fast decoder agrees with the general one on every input it
+// accepts, and accepts what Kafka writes.
+func FuzzOffsetCommitFastPath(f *testing.F) {
+	seedFromVectors(f, func(v vector) {
+		if len(v.key) >= 2 && v.key[1] == 1 && v.value != nil {
+			f.Add(v.value)
+		}
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast OffsetCommitValue
+		ok := fast.decodeFast(b, false)
+		slow, err := Decoder{}.Value(OffsetCommit, b)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("fast path accepted %x, general path says %v", b, err)
+		}
+		if got, want := AppendConsoleJSON(nil, Record{Value: &fast}), AppendConsoleJSON(nil, Record{Value: slow}); !bytes.Equal(got, want) {
+			t.Fatalf("fast %s, general %s", got, want)
+		}
+		enc, _ := AppendValue(nil, &fast)
+		if !bytes.Equal(enc, b) {
+			t.Fatalf("fast-decoded value re-encodes to %x, want %x", enc, b)
+		}
+	})
+}

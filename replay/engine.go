@@ -44,7 +44,9 @@ type Event struct {
 	Batch     *eventlog.Batch // valid only during the callback
 	Offset    int64
 	Timestamp int64
-	// Record is the decoded coordinator record (nil Value: tombstone); zero for markers.
+	// Record is the decoded coordinator record (nil Value: tombstone); zero for markers. Like
+	// Batch it is valid only during the callback: its strings may alias the batch's buffers,
+	// so an observer copies what it keeps.
 	Record recordcodec.Record
 	// Marker is set for a COMMIT or ABORT control record.
 	Marker *Marker
@@ -326,7 +328,7 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		return e.violation(b, r, -1, false, errors.New("record has no key"))
 	}
 	// Offset commits are most of any real log: decode them without allocating.
-	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil && e.opts.Observer == nil {
+	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil {
 		return e.applyOffsetCommitFast(b, r)
 	}
 	rec, err := recordcodec.Decoder{Layout: e.layout}.Record(r.Key, r.Value)
@@ -405,5 +407,8 @@ func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) er
 		return e.violation(b, r, recordcodec.OffsetCommit, false, err)
 	}
 	e.stats.Applied[recordcodec.OffsetCommit]++
+	e.observe(b, r, func(ev *Event) {
+		ev.Record = recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit, Group: group, Topic: topic, Partition: partition}, Value: &e.ocv}
+	})
 	return nil
 }

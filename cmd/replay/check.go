@@ -96,7 +96,9 @@ func (a *batchAudit) observe(ev *replay.Event, _ *groupstate.State) {
 	if ev.Marker != nil || ev.Skipped != "" {
 		return
 	}
-	a.groups[k.Group] = true
+	if !a.groups[k.Group] {
+		a.groups[strings.Clone(k.Group)] = true // the event's strings alias the batch
+	}
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:

@@ -218,7 +218,7 @@ func (t *timeline) memberJoin(member, detail string) string {
 	if t.members[member] {
 		return fmt.Sprintf("member %s metadata updated: %s", member, detail)
 	}
-	t.members[member] = true
+	t.members[strings.Clone(member)] = true
 	return fmt.Sprintf("member %s joined: %s", member, detail)
 }
 
