@@ -18,7 +18,8 @@ import (
 // partition, the next offset, the Kafka version and record layout of the rules, the payload
 // kind SnapshotKind and display counters, and whose payload is snapshotPayload: the engine's
 // Stats and its state's canonical dump, with the bulk of the dump (committed offsets,
-// consumer-group members and target assignments) in hand-written positional tables
+// consumer-group members and target assignments, pending transactional offsets) in
+// hand-written positional tables
 // (recover_codec.go) and the rest reflective msgpack.
 //
 // Invariants:
@@ -45,11 +46,12 @@ const SnapshotKind = "replay/v1"
 type snapshotPayload struct {
 	Stats Stats
 	// State is the dump without its bulk, which the tables below carry in a compact
-	// positional encoding (recover_codec.go): the committed offsets, and the members and
-	// target assignments of consumer groups.
+	// positional encoding (recover_codec.go): the committed offsets, the members and target
+	// assignments of consumer groups, and the pending transactional offsets.
 	State     groupstate.Dump
 	Offsets   offsetTable
 	Consumers consumerTable
+	Pending   pendingTable
 }
 
 // newSnapshotPayload splits the engine's dump into the payload.
@@ -58,7 +60,9 @@ func newSnapshotPayload(e *Engine) *snapshotPayload {
 	offs := offsetTable(d.Offsets)
 	d.Offsets = nil
 	cons := splitConsumers(&d)
-	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs, Consumers: cons}
+	pend := pendingTable(d.PendingTransactions)
+	d.PendingTransactions = nil
+	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs, Consumers: cons, Pending: pend}
 }
 
 // dump reassembles the dump (taking over the payload's slices).
@@ -66,6 +70,9 @@ func (p *snapshotPayload) dump() (groupstate.Dump, error) {
 	d := p.State
 	if len(p.Offsets) > 0 {
 		d.Offsets = p.Offsets
+	}
+	if len(p.Pending) > 0 {
+		d.PendingTransactions = p.Pending
 	}
 	if len(p.Consumers) > 0 {
 		if err := joinConsumers(&d, p.Consumers); err != nil {

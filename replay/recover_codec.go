@@ -195,41 +195,113 @@ func decodeChunked(d *snapshot.Decoder) (offsetTable, error) {
 		if buf, err = d.BytesBuf(buf); err != nil {
 			return nil, fmt.Errorf("offset table: chunk %d: %w", c, err)
 		}
-		r := chunkReader{b: buf}
-		for len(r.b) > 0 && r.err == nil {
-			g := r.str()
-			for topics := r.uvarint(); topics > 0 && r.err == nil; topics-- {
-				topic := r.str()
-				n := r.uvarint()
-				if n > uint64(len(r.b)) { // every row takes bytes: a larger count is damage
-					r.fail()
-					break
-				}
-				out = grow(out, int(n))
-				for ; n > 0 && r.err == nil; n-- {
-					o := groupstate.CommittedOffset{GroupID: g, Topic: topic}
-					o.Partition = int32(r.varint())
-					o.CommittedOffset = r.varint()
-					o.LeaderEpoch = int32(r.varint())
-					o.Metadata = r.str()
-					o.CommitTimestamp = r.varint()
-					o.ExpireTimestamp = r.varint()
-					switch flag := r.bytes(1); {
-					case len(flag) == 1 && flag[0] == 1:
-						copy(o.TopicID[:], r.bytes(16))
-					case len(flag) == 1 && flag[0] != 0:
-						r.fail()
-					}
-					o.RecordOffset = r.varint()
-					out = append(out, o)
-				}
-			}
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("offset table: chunk %d: %w", c, r.err)
+		if out, err = parseRows(buf, out); err != nil {
+			return nil, fmt.Errorf("offset table: chunk %d: %w", c, err)
 		}
 	}
 	return out, nil
+}
+
+// parseRows appends the offsets of a chunk written by appendGroupRows to out.
+func parseRows(b []byte, out []groupstate.CommittedOffset) ([]groupstate.CommittedOffset, error) {
+	r := chunkReader{b: b}
+	for len(r.b) > 0 && r.err == nil {
+		g := r.str()
+		for topics := r.uvarint(); topics > 0 && r.err == nil; topics-- {
+			topic := r.str()
+			n := r.uvarint()
+			if n > uint64(len(r.b)) { // every row takes bytes: a larger count is damage
+				r.fail()
+				break
+			}
+			out = grow(out, int(n))
+			for ; n > 0 && r.err == nil; n-- {
+				o := groupstate.CommittedOffset{GroupID: g, Topic: topic}
+				o.Partition = int32(r.varint())
+				o.CommittedOffset = r.varint()
+				o.LeaderEpoch = int32(r.varint())
+				o.Metadata = r.str()
+				o.CommitTimestamp = r.varint()
+				o.ExpireTimestamp = r.varint()
+				switch flag := r.bytes(1); {
+				case len(flag) == 1 && flag[0] == 1:
+					copy(o.TopicID[:], r.bytes(16))
+				case len(flag) == 1 && flag[0] != 0:
+					r.fail()
+				}
+				o.RecordOffset = r.varint()
+				out = append(out, o)
+			}
+		}
+	}
+	return out, r.err
+}
+
+// pendingTable carries the pending transactional offsets of a dump: per producer its id and
+// its offsets as one chunk of appendGroupRows (they are sorted by group, topic, partition).
+// A log whose transactions stay open long holds many of them.
+type pendingTable []groupstate.PendingTransaction
+
+const pendingTableLayout = 1
+
+var (
+	_ snapshot.Marshaler   = pendingTable(nil)
+	_ snapshot.Unmarshaler = (*pendingTable)(nil)
+)
+
+// MarshalSnapshot writes [layout, [producer id, chunk]...].
+func (t pendingTable) MarshalSnapshot(e *snapshot.Encoder) error {
+	if err := first(e.ArrayLen(2), e.Int(pendingTableLayout), e.ArrayLen(2*len(t))); err != nil {
+		return err
+	}
+	var buf []byte
+	for _, p := range t {
+		buf = buf[:0]
+		for i := 0; i < len(p.Offsets); {
+			j := i + 1
+			for j < len(p.Offsets) && p.Offsets[j].GroupID == p.Offsets[i].GroupID {
+				j++
+			}
+			buf = appendGroupRows(buf, p.Offsets[i:j])
+			i = j
+		}
+		if err := first(e.Int(p.ProducerID), e.Bytes(buf)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnmarshalSnapshot reads what MarshalSnapshot writes.
+func (t *pendingTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
+	if n, err := d.ArrayLen(); err != nil || n != 2 {
+		return fmt.Errorf("pending table: header of %d elements (%v)", n, err)
+	}
+	if v, err := d.Int(); err != nil || v != pendingTableLayout {
+		return fmt.Errorf("pending table: layout %d (%v), want %d", v, err, pendingTableLayout)
+	}
+	n, err := d.ArrayLen()
+	if err != nil || n < 0 || n%2 != 0 {
+		return fmt.Errorf("pending table: %d values (%v)", n, err)
+	}
+	out := make(pendingTable, n/2)
+	var buf []byte
+	for i := range out {
+		if out[i].ProducerID, err = d.Int(); err != nil {
+			return fmt.Errorf("pending table: producer %d: %w", i, err)
+		}
+		if buf, err = d.BytesBuf(buf); err != nil {
+			return fmt.Errorf("pending table: producer %d: %w", out[i].ProducerID, err)
+		}
+		if out[i].Offsets, err = parseRows(buf, nil); err != nil {
+			return fmt.Errorf("pending table: producer %d: %w", out[i].ProducerID, err)
+		}
+		if len(out[i].Offsets) == 0 {
+			out[i].Offsets = nil // Dump's canonical empty list (a producer whose offsets were all cancelled)
+		}
+	}
+	*t = out
+	return nil
 }
 
 // encodeRows writes layout 1 (kept for tests of the layout-1 decoder).
@@ -372,7 +444,7 @@ func grow(s []groupstate.CommittedOffset, n int) []groupstate.CommittedOffset {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	out := make([]groupstate.CommittedOffset, len(s), max(2*cap(s), len(s)+n, 1024))
+	out := make([]groupstate.CommittedOffset, len(s), max(2*cap(s), len(s)+n))
 	copy(out, s)
 	return out
 }

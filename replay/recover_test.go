@@ -343,7 +343,7 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 
 // TestSnapshotFormatCompatibility loads the committed snapshots of every payload layout (a cut
 // of a generated log; replay-v1.snap predates the consumer table, replay-v1.1.snap has it,
-// replay-v1.2.snap has chunked offsets)
+// replay-v1.2.snap has chunked offsets, replay-v1.3.snap a pending-transaction table)
 // and checks that restoring each and replaying the tail still equals a full replay: old
 // snapshots keep loading as the payload and groupstate evolve, and a change that would make
 // them restore a different state fails here. -update-snapshots writes the current layout's
@@ -352,7 +352,7 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 	spec := genSpec{Seed: 9, Groups: 6, Members: 2, Offsets: 6, Churn: 200}
 	src := genMem(spec)
 	const cut = 150
-	current := filepath.Join("testdata", "replay-v1.2.snap")
+	current := filepath.Join("testdata", "replay-v1.3.snap")
 	if *updateSnapshots {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
