@@ -261,3 +261,39 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshotWrite is Store.Write of a ready payload: encode, checksum, write, fsync,
+// rename, i.e. TakeSnapshot without the state's Dump. MB/s is of the snapshot file.
+func BenchmarkSnapshotWrite(b *testing.B) {
+	bl := openBenchLog(b)
+	e := New(0, Options{})
+	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
+		b.Fatal(err)
+	}
+	store, err := snapshot.OpenStore(filepath.Join(b.TempDir(), "snapshots"), snapshot.Options{Retain: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, m := newSnapshotPayload(e), SnapshotMeta(e, 0)
+	var size int64
+	for b.Loop() {
+		in, err := store.Write(m, pl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = in.Size
+	}
+	b.SetBytes(size)
+}
+
+// BenchmarkStateDump is the state's Dump, the part of TakeSnapshot that groupstate does.
+func BenchmarkStateDump(b *testing.B) {
+	bl := openBenchLog(b)
+	e := New(0, Options{})
+	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		_ = e.State().Dump()
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/snapshot"
@@ -20,9 +21,6 @@ import (
 // offsetTable layouts: 1 is msgpack values per field (snapshots up to replay-v1.1.snap), 2
 // packs rows into chunks of varints (chunkedOffsets), read without a msgpack call per field.
 // Encoding writes 2; decoding reads both.
-// maxPreallocRows caps the up-front allocation of a decoded offset table.
-const maxPreallocRows = 1 << 26
-
 const (
 	offsetTableRows    = 1
 	offsetTableChunked = 2
@@ -187,9 +185,9 @@ func decodeChunked(d *snapshot.Decoder) (offsetTable, error) {
 	if err != nil || chunks < 0 {
 		return nil, fmt.Errorf("offset table: %d chunks (%v)", chunks, err)
 	}
-	// The CRC matched, but the up-front allocation is still capped: a count alone should
-	// never make a reader allocate without bound.
-	out := make([]groupstate.CommittedOffset, 0, min(total, int64(maxPreallocRows)))
+	// One allocation for the table; a row takes at least 10 bytes, which bounds a damaged
+	// count.
+	out := make([]groupstate.CommittedOffset, 0, d.Prealloc(int(min(total, math.MaxInt32)), 10))
 	var buf []byte
 	for c := 0; c < chunks; c++ {
 		if buf, err = d.BytesBuf(buf); err != nil {
@@ -284,9 +282,10 @@ func (t *pendingTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
 	if err != nil || n < 0 || n%2 != 0 {
 		return fmt.Errorf("pending table: %d values (%v)", n, err)
 	}
-	out := make(pendingTable, n/2)
+	out := make(pendingTable, 0, d.Prealloc(n/2, 2))
 	var buf []byte
-	for i := range out {
+	for i := 0; i < n/2; i++ {
+		out = append(out, groupstate.PendingTransaction{})
 		if out[i].ProducerID, err = d.Int(); err != nil {
 			return fmt.Errorf("pending table: producer %d: %w", i, err)
 		}
@@ -571,17 +570,19 @@ func (t *consumerTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
 	if err != nil || groups < 0 {
 		return fmt.Errorf("consumer table: %d groups (%v)", groups, err)
 	}
-	out := make(consumerTable, groups)
-	for gi := range out {
+	out := make(consumerTable, 0, d.Prealloc(groups, 2))
+	for gi := 0; gi < groups; gi++ {
+		out = append(out, consumerGroupBody{})
 		g := &out[gi]
 		n, err := d.ArrayLen()
 		if err != nil || n < 0 {
 			return fmt.Errorf("consumer table: group %d: %d members (%v)", gi, n, err)
 		}
 		if n > 0 {
-			g.Members = make([]groupstate.ConsumerMember, n)
+			g.Members = make([]groupstate.ConsumerMember, 0, d.Prealloc(n, 2))
 		}
-		for i := range g.Members {
+		for i := 0; i < n; i++ {
+			g.Members = append(g.Members, groupstate.ConsumerMember{})
 			m := &g.Members[i]
 			var epoch, prev, state, rto int64
 			if err := first(readString(d, &m.MemberID), readInt(d, &epoch), readInt(d, &prev), readInt(d, &state),
@@ -597,9 +598,10 @@ func (t *consumerTable) UnmarshalSnapshot(d *snapshot.Decoder) error {
 			return fmt.Errorf("consumer table: group %d: %d targets (%v)", gi, n, err)
 		}
 		if n > 0 {
-			g.Target = make([]groupstate.MemberTargetAssignment, n)
+			g.Target = make([]groupstate.MemberTargetAssignment, 0, d.Prealloc(n, 2))
 		}
-		for i := range g.Target {
+		for i := 0; i < n; i++ {
+			g.Target = append(g.Target, groupstate.MemberTargetAssignment{})
 			if err := first(readString(d, &g.Target[i].MemberID), decodeTPs(d, &g.Target[i].Partitions)); err != nil {
 				return fmt.Errorf("consumer table: group %d target %d: %w", gi, i, err)
 			}
@@ -627,8 +629,9 @@ func decodeTPEs(d *snapshot.Decoder, out *[]groupstate.TopicPartitionsWithEpochs
 	if err != nil || n < 0 {
 		return err // n == -1: nil
 	}
-	s := make([]groupstate.TopicPartitionsWithEpochs, n)
-	for i := range s {
+	s := make([]groupstate.TopicPartitionsWithEpochs, 0, d.Prealloc(n, 2))
+	for i := 0; i < n; i++ {
+		s = append(s, groupstate.TopicPartitionsWithEpochs{})
 		if err := first(d.BytesInto(s[i].TopicID[:]), readInt32s(d, &s[i].Partitions), readInt32s(d, &s[i].AssignmentEpochs)); err != nil {
 			return err
 		}
@@ -642,8 +645,9 @@ func decodeTPs(d *snapshot.Decoder, out *[]groupstate.TopicPartitions) error {
 	if err != nil || n < 0 {
 		return err
 	}
-	s := make([]groupstate.TopicPartitions, n)
-	for i := range s {
+	s := make([]groupstate.TopicPartitions, 0, d.Prealloc(n, 2))
+	for i := 0; i < n; i++ {
+		s = append(s, groupstate.TopicPartitions{})
 		if err := first(d.BytesInto(s[i].TopicID[:]), readInt32s(d, &s[i].Partitions)); err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -87,6 +89,22 @@ func (e *Encoder) Int32s(s []int32) error {
 // Decoder reads msgpack values for an Unmarshaler.
 type Decoder struct{ m *msgpack.Decoder }
 
+// remaining maps a msgpack decoder running in DecodePayload to the count of payload bytes
+// it has not consumed yet, for Decoder.Prealloc.
+var remaining sync.Map // *msgpack.Decoder -> func() int64
+
+// Prealloc is the capacity to preallocate for n elements read from the data, each taking at
+// least minSize encoded bytes: n, but never more than the payload bytes left allow, so that
+// a damaged length cannot make a reader allocate what the data does not hold. Unmarshalers
+// use it for every length they read.
+func (d *Decoder) Prealloc(n, minSize int) int {
+	n = max(n, 0)
+	if f, ok := remaining.Load(d.m); ok {
+		return int(min(int64(n), f.(func() int64)()/int64(max(minSize, 1))))
+	}
+	return prealloc(n)
+}
+
 // ArrayLen reads an array header.
 func (d *Decoder) ArrayLen() (int, error) { return d.m.DecodeArrayLen() }
 
@@ -121,12 +139,23 @@ func (d *Decoder) BytesBuf(buf []byte) ([]byte, error) {
 	if n < 0 {
 		return buf[:0], nil
 	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	// Grow with the bytes actually read, a MiB at a time, so that a damaged length fails at
+	// the end of the data instead of allocating what it claims.
+	buf = buf[:0]
+	for len(buf) < n {
+		k := min(n-len(buf), 1<<20)
+		buf = slices.Grow(buf, k)[:len(buf)+k]
+		if err := d.m.ReadFull(buf[len(buf)-k:]); err != nil {
+			return buf[:0], err
+		}
 	}
-	buf = buf[:n]
-	return buf, d.m.ReadFull(buf)
+	return buf, nil
 }
+
+// prealloc caps the capacity preallocated for n decoded elements: lengths come from the
+// data, and a damaged one must not allocate without bound (appends grow past it as the
+// elements actually decode).
+func prealloc(n int) int { return min(max(n, 0), 4096) }
 
 // isNil consumes a nil and reports true, or reports false and consumes nothing.
 func (d *Decoder) isNil() (bool, error) {
@@ -158,11 +187,13 @@ func (d *Decoder) Strings() ([]string, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]string, n)
-	for i := range out {
-		if out[i], err = d.m.DecodeString(); err != nil {
+	out := make([]string, 0, d.Prealloc(n, 1))
+	for range n {
+		x, err := d.m.DecodeString()
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, x)
 	}
 	return out, nil
 }
@@ -176,11 +207,13 @@ func (d *Decoder) Int32s() ([]int32, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	out := make([]int32, n)
-	for i := range out {
-		if out[i], err = d.m.DecodeInt32(); err != nil {
+	out := make([]int32, 0, d.Prealloc(n, 1))
+	for range n {
+		x, err := d.m.DecodeInt32()
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, x)
 	}
 	return out, nil
 }

@@ -244,6 +244,9 @@ func DecodePayload(r io.ReaderAt, h Header, into any) error {
 	lr := &io.LimitedReader{R: io.NewSectionReader(r, h.MetaEnd, h.PayloadLen), N: h.PayloadLen}
 	br := bufio.NewReaderSize(lr, bufSize)
 	dec := msgpack.NewDecoder(br)
+	// Unmarshalers bound their preallocations by the bytes left (Decoder.Prealloc).
+	remaining.Store(dec, func() int64 { return lr.N + int64(br.Buffered()) })
+	defer remaining.Delete(dec)
 	if err := dec.Decode(into); err != nil {
 		return fmt.Errorf("%w: decode payload: %v", ErrCorrupt, err)
 	}
