@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -64,27 +63,23 @@ func verifyPartition(ctx context.Context, original, compacted eventlog.Source, p
 	return nil
 }
 
-// replayDigest replays partition p of src and returns the SHA-256 of its state's JSON dump
-// (without implicit groups unless exact), the next offset and the number of implicit groups.
+// replayDigest replays partition p of src and returns a SHA-256 of its state (without implicit
+// groups unless exact), the next offset and the number of implicit groups.
 func replayDigest(ctx context.Context, src eventlog.Source, p int32, opts replay.Options, exact bool) (sum [32]byte, next int64, implicitGroups int, err error) {
 	e := replay.New(p, opts)
 	if err := e.Run(ctx, src, math.MaxInt64); err != nil {
 		return sum, 0, 0, err
 	}
-	next = e.NextOffset()
-	d := e.State().Dump()
-	e = nil
-	runtime.GC() // the engine's state is garbage now: let the dump and the next replay reuse it
-	if !exact {
-		d, implicitGroups = dropImplicitGroups(d)
-	}
-	sum, err = hashDump(d)
-	return sum, next, implicitGroups, err
+	sum, implicitGroups, err = hashState(e.State(), exact)
+	return sum, e.NextOffset(), implicitGroups, err
 }
 
-// hashDump is the SHA-256 of the dump's JSON, marshalled piece by piece so that the JSON of a
-// large state is never held whole (json.Encoder buffers a value completely before writing).
-func hashDump(d groupstate.Dump) (sum [32]byte, err error) {
+// hashState is the SHA-256 of the state's canonical JSON, written piece by piece in the order
+// of its Dump (groups by id, offsets by group, topic and partition, pending transactions, share
+// metadata). It reads the state one group at a time, so that beside the replayed state only
+// the largest group's copy is held: building the whole Dump of a large log would double the
+// proof's memory.
+func hashState(st *groupstate.State, exact bool) (sum [32]byte, implicitGroups int, err error) {
 	h := sha256.New()
 	put := func(v any) {
 		if err != nil {
@@ -96,24 +91,33 @@ func hashDump(d groupstate.Dump) (sum [32]byte, err error) {
 			h.Write([]byte{'\n'})
 		}
 	}
-	put(d.KafkaVersion)
-	for i := range d.Groups {
-		put(&d.Groups[i])
+	put(st.Version())
+	for _, id := range st.GroupIDs() {
+		g, _ := st.Group(id)
+		if !exact && implicit(&g) {
+			implicitGroups++
+			continue
+		}
+		put(&g)
 	}
 	h.Write([]byte("offsets\n"))
-	for i := range d.Offsets {
-		put(&d.Offsets[i])
+	for _, id := range st.OffsetGroupIDs() {
+		offs := st.Offsets(id)
+		for i := range offs {
+			put(&offs[i])
+		}
 	}
 	h.Write([]byte("pending\n"))
-	for i := range d.PendingTransactions {
-		put(&d.PendingTransactions[i])
+	for _, pt := range st.PendingTransactions() {
+		put(&pt)
 	}
 	h.Write([]byte("share\n"))
-	for i := range d.ShareGroupStatePartitionMetadata {
-		put(&d.ShareGroupStatePartitionMetadata[i])
+	for _, id := range st.ShareGroupStatePartitionMetadataGroupIDs() {
+		m, _ := st.ShareGroupStatePartitionMetadata(id)
+		put(&m)
 	}
 	copy(sum[:], h.Sum(nil))
-	return sum, err
+	return sum, implicitGroups, err
 }
 
 // explain replays both logs again and describes how their states differ.
