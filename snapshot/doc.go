@@ -36,8 +36,9 @@
 // the type no longer has. Two refinements: a byte array with a MarshalText (a UUID) is
 // written as raw msgpack bin rather than its text form (the text form still decodes), and a
 // type implementing Marshaler/Unmarshaler writes itself positionally through Encoder and
-// Decoder: replay uses that for the committed offsets, the bulk of every state, where
-// reflective coding of millions of small structs costs most of the time and the bytes.
+// Decoder: replay uses that for the bulk of every state (committed offsets, consumer
+// members, pending transactional offsets), where reflective coding of millions of small
+// structs costs most of the time and the bytes.
 //
 // File names are snap-<partition, 10 digits>-<next offset, 20 digits>.snap, so that names
 // sort by partition and then by offset; the name must agree with the meta.
@@ -56,7 +57,9 @@
 //     one either whole or absent (a leftover *.tmp is removed by OpenStore). Retention
 //     (Options.Retain) deletes older snapshots only after the new one is durable.
 //   - Verified before use: Load and Read read the whole file and match the CRC before
-//     decoding a byte of payload, so damaged lengths inside the payload are never trusted.
+//     decoding a byte of payload. Decoding does not trust lengths either: preallocations
+//     are bounded by the payload bytes left (Decoder.Prealloc, BytesBuf), so even a damaged
+//     payload whose CRC matched fails cleanly (fuzz targets in snapshot and replay).
 //   - Newest valid first: Load tries a partition's snapshots from the highest offset down. A
 //     corrupt or truncated file is renamed to <name>.broken (never deleted; *.broken.N when
 //     that exists) and the next older one is tried; a file of a newer format version, or one
