@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,6 +67,7 @@ type describeDoc struct {
 }
 
 type describePartDoc struct {
+	state      *groupstate.State // where the groups' offsets are read from, one group at a time
 	Partition  int32 `json:"partition"`
 	NextOffset int64 `json:"nextOffset"`
 	Records    int64 `json:"recordsReplayed"`
@@ -80,6 +82,14 @@ type describePartDoc struct {
 type describeGroupDoc struct {
 	groupstate.Group
 	Offsets []groupstate.CommittedOffset `json:"offsets,omitempty"`
+}
+
+// withOffsets fills in the group's committed offsets from the partition's state. The document
+// holds them for one group at a time, so that a log with millions of offsets prints in bounded
+// memory.
+func (p *describePartDoc) withOffsets(g describeGroupDoc) describeGroupDoc {
+	g.Offsets = p.state.Offsets(g.GroupID)
+	return g
 }
 
 type describeViolDoc struct {
@@ -133,10 +143,7 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 		out := bufio.NewWriter(stdout)
 		defer out.Flush()
 		if f.format == "json" {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			return enc.Encode(doc)
+			return writeDescribeJSON(out, doc)
 		}
 		printDescribe(out, doc, f.group != "")
 		return nil
@@ -155,7 +162,7 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 	for _, res := range r.results {
 		e := res.Engine
 		st := e.State()
-		pd := describePartDoc{Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
+		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
 		names := topicNames(st)
 		for id, n := range names {
 			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id, Name: n})
@@ -165,7 +172,7 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 			if group != "" && g.GroupID != group || types != nil && !types[g.Type] {
 				continue
 			}
-			pd.Groups = append(pd.Groups, describeGroupDoc{Group: g, Offsets: st.Offsets(g.GroupID)})
+			pd.Groups = append(pd.Groups, describeGroupDoc{Group: g})
 		}
 		if types == nil {
 			for _, gid := range st.OffsetGroupIDs() {
@@ -229,7 +236,7 @@ func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
 		}
 		for _, g := range p.Groups {
 			fmt.Fprintln(w)
-			printGroup(w, g, names)
+			printGroup(w, p.withOffsets(g), names)
 		}
 		if len(p.OrphanOffsets) > 0 {
 			fmt.Fprintf(w, "\nCommitted offsets of groups that no longer exist:\n")
@@ -476,4 +483,103 @@ func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool
 		fmt.Fprintf(t, "%s\t%d\t%d\t%d\t%s\t%d\t%d\n", o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch, dash(strconv.Quote(o.Metadata)), o.CommitTimestamp, o.RecordOffset)
 	}
 	t.Flush()
+}
+
+// writeDescribeJSON writes doc exactly as json.Encoder with two-space indentation and no HTML
+// escaping would, but one group at a time, each with its offsets read from the state just
+// then: the whole document is never held.
+func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
+	js := &jsonStream{w: w}
+	js.raw("{\n")
+	js.field(1, "kafkaVersion", doc.KafkaVersion, true)
+	js.field(1, "atOffset", doc.AtOffset, true)
+	js.raw(indent(1) + `"partitions": [`)
+	for i := range doc.Partitions {
+		p := &doc.Partitions[i]
+		js.sep(i, 2)
+		js.raw("{\n")
+		js.field(3, "partition", p.Partition, true)
+		js.field(3, "nextOffset", p.NextOffset, true)
+		js.field(3, "recordsReplayed", p.Records, true)
+		if len(p.TopicNames) > 0 {
+			js.field(3, "topicNames", p.TopicNames, true)
+		}
+		js.raw(indent(3) + `"groups": [`)
+		for j := range p.Groups {
+			js.sep(j, 4)
+			js.value(4, p.withOffsets(p.Groups[j]))
+		}
+		js.close(len(p.Groups), 3, "]")
+		if len(p.OrphanOffsets) > 0 {
+			js.raw(",\n")
+			js.field(3, "orphanOffsets", p.OrphanOffsets, false)
+		}
+		if len(p.PendingTransactions) > 0 {
+			js.raw(",\n")
+			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+		}
+		js.raw("\n" + indent(2) + "}")
+	}
+	js.close(len(doc.Partitions), 1, "]")
+	if len(doc.Violations) > 0 {
+		js.raw(",\n")
+		js.field(1, "violations", doc.Violations, false)
+	}
+	js.raw("\n}\n")
+	return js.err
+}
+
+// jsonStream writes an indented JSON document piece by piece, matching json.Encoder's
+// SetIndent("", "  ") output with HTML escaping off.
+type jsonStream struct {
+	w   *bufio.Writer
+	err error
+	buf bytes.Buffer
+}
+
+func indent(depth int) string { return strings.Repeat("  ", depth) }
+
+func (j *jsonStream) raw(s string) {
+	if j.err == nil {
+		_, j.err = j.w.WriteString(s)
+	}
+}
+
+// value writes v indented as an element at depth.
+func (j *jsonStream) value(depth int, v any) {
+	if j.err != nil {
+		return
+	}
+	j.buf.Reset()
+	enc := json.NewEncoder(&j.buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(indent(depth), "  ")
+	if j.err = enc.Encode(v); j.err == nil {
+		_, j.err = j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	}
+}
+
+// field writes `"name": value` at depth, with a comma and newline when more follow.
+func (j *jsonStream) field(depth int, name string, v any, more bool) {
+	j.raw(indent(depth) + strconv.Quote(name) + ": ")
+	j.value(depth, v)
+	if more {
+		j.raw(",\n")
+	}
+}
+
+// sep starts element i of an array whose elements are at depth.
+func (j *jsonStream) sep(i, depth int) {
+	if i > 0 {
+		j.raw(",")
+	}
+	j.raw("\n" + indent(depth))
+}
+
+// close ends an array of n elements whose key is at depth.
+func (j *jsonStream) close(n, depth int, bracket string) {
+	if n > 0 {
+		j.raw("\n" + indent(depth))
+	}
+	j.raw(bracket)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -68,12 +67,7 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	for _, res := range r.results {
 		st := res.Engine.State()
 		pd := offsetsPartDoc{Partition: res.Engine.Partition(), NextOffset: res.Engine.NextOffset(),
-			Offsets: []groupstate.CommittedOffset{}, PendingTransactions: []groupstate.PendingTransaction{}}
-		if f.group != "" {
-			pd.Offsets = append(pd.Offsets, st.Offsets(f.group)...)
-		} else {
-			pd.Offsets = append(pd.Offsets, st.AllOffsets()...)
-		}
+			PendingTransactions: []groupstate.PendingTransaction{}}
 		for _, pt := range st.PendingTransactions() {
 			var keep []groupstate.CommittedOffset
 			for _, o := range pt.Offsets {
@@ -87,18 +81,65 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		}
 		doc.Partitions = append(doc.Partitions, pd)
 	}
+	// Committed offsets are read from the state one group at a time while printing, so that
+	// millions of them print in bounded memory.
+	groupsOf := func(i int) []string {
+		if f.group != "" {
+			return []string{f.group}
+		}
+		return r.results[i].Engine.State().OffsetGroupIDs()
+	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+		js := &jsonStream{w: out}
+		js.raw("{\n")
+		js.field(1, "kafkaVersion", doc.KafkaVersion, true)
+		js.field(1, "atOffset", doc.AtOffset, true)
+		js.raw(indent(1) + `"partitions": [`)
+		for i, p := range doc.Partitions {
+			st := r.results[i].Engine.State()
+			js.sep(i, 2)
+			js.raw("{\n")
+			js.field(3, "partition", p.Partition, true)
+			js.field(3, "nextOffset", p.NextOffset, true)
+			js.raw(indent(3) + `"offsets": [`)
+			n := 0
+			for _, g := range groupsOf(i) {
+				for _, o := range st.Offsets(g) {
+					js.sep(n, 4)
+					js.value(4, o)
+					n++
+				}
+			}
+			js.close(n, 3, "],\n")
+			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.raw("\n" + indent(2) + "}")
+		}
+		js.close(len(doc.Partitions), 1, "]")
+		js.raw("\n}\n")
+		return js.err
 	}
-	for _, p := range doc.Partitions {
-		fmt.Fprintf(out, "Partition %d (next offset %d): %d committed offsets\n", p.Partition, p.NextOffset, len(p.Offsets))
-		if len(p.Offsets) > 0 {
-			printOffsetsWithTime(out, p.Offsets)
+	for i, p := range doc.Partitions {
+		st := r.results[i].Engine.State()
+		total := 0
+		for _, g := range groupsOf(i) {
+			total += len(st.Offsets(g))
+		}
+		fmt.Fprintf(out, "Partition %d (next offset %d): %d committed offsets\n", p.Partition, p.NextOffset, total)
+		if total > 0 {
+			t := tw(out)
+			fmt.Fprintln(t, offsetsHeader)
+			rows := 0
+			for _, g := range groupsOf(i) {
+				for _, o := range st.Offsets(g) {
+					offsetRow(t, o)
+					if rows++; rows%10000 == 0 {
+						t.Flush() // columns align within each block of rows: memory stays bounded
+					}
+				}
+			}
+			t.Flush()
 		}
 		for _, pt := range p.PendingTransactions {
 			fmt.Fprintf(out, "Open transaction of producer %d: %d pending offsets (not committed)\n", pt.ProducerID, len(pt.Offsets))
@@ -108,12 +149,18 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	return nil
 }
 
+const offsetsHeader = "  GROUP\tTOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET"
+
+func offsetRow(t io.Writer, o groupstate.CommittedOffset) {
+	fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%q\t%s\t%d\n", o.GroupID, o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch,
+		o.Metadata, msTime(o.CommitTimestamp), o.RecordOffset)
+}
+
 func printOffsetsWithTime(w io.Writer, offs []groupstate.CommittedOffset) {
 	t := tw(w)
-	fmt.Fprintln(t, "  GROUP\tTOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET")
+	fmt.Fprintln(t, offsetsHeader)
 	for _, o := range offs {
-		fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%q\t%s\t%d\n", o.GroupID, o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch,
-			o.Metadata, msTime(o.CommitTimestamp), o.RecordOffset)
+		offsetRow(t, o)
 	}
 	t.Flush()
 }
