@@ -68,9 +68,9 @@ type describeDoc struct {
 
 type describePartDoc struct {
 	state      *groupstate.State // where the groups' offsets are read from, one group at a time
-	Partition  int32 `json:"partition"`
-	NextOffset int64 `json:"nextOffset"`
-	Records    int64 `json:"recordsReplayed"`
+	Partition  int32             `json:"partition"`
+	NextOffset int64             `json:"nextOffset"`
+	Records    int64             `json:"recordsReplayed"`
 	// TopicNames maps topic ids to names, as far as the log names them.
 	TopicNames []topicName        `json:"topicNames,omitempty"`
 	Groups     []describeGroupDoc `json:"groups"`
