@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/coordlog/coordlog/eventlog"
 )
@@ -47,6 +48,9 @@ type Reader struct {
 	opts   Options
 	parts  map[int32][]segFile
 	report *eventlog.Report
+
+	mu       sync.Mutex
+	lastOffs map[segFile]int64 // a file's last offset, read from its batch headers (cached)
 }
 
 var (
@@ -175,14 +179,54 @@ func (r *Reader) Files(p int32) []string {
 }
 
 // Batches implements eventlog.Source. Reading starts in the last file whose base offset is at
-// most from, so earlier files are never opened.
+// most from, or earlier while an earlier file still reaches from: a copy taken while the log
+// cleaner swapped segments can hold the cleaned output (covering offsets past the next file's
+// base) beside the stale file it replaced, and offset-driven reads take the earlier file's
+// batches, as they do when reading the partition from its start.
 func (r *Reader) Batches(p int32, from int64) (eventlog.Iterator, error) {
 	files, ok := r.parts[p]
 	if !ok {
 		return nil, fmt.Errorf("partition %d not found", p)
 	}
-	start := sort.Search(len(files), func(i int) bool { return files[i].base > from }) - 1
-	return r.newIter(p, files[max(start, 0):], from, r.report, false), nil
+	start := max(sort.Search(len(files), func(i int) bool { return files[i].base > from })-1, 0)
+	for start > 0 {
+		last, err := r.lastOffset(p, files[start-1])
+		if err != nil {
+			return nil, err
+		}
+		if last < from {
+			break
+		}
+		start--
+	}
+	return r.newIter(p, files[start:], from, r.report, false), nil
+}
+
+// lastOffset returns the last offset of file f from its batch headers (-1 when it has none).
+func (r *Reader) lastOffset(p int32, f segFile) (int64, error) {
+	r.mu.Lock()
+	last, ok := r.lastOffs[f]
+	r.mu.Unlock()
+	if ok {
+		return last, nil
+	}
+	last = -1
+	it := r.newIter(p, []segFile{f}, 0, &eventlog.Report{}, true) // a probe: real reads report problems
+	for it.Next() {
+		last = it.batch.LastOffset
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	if r.lastOffs == nil {
+		r.lastOffs = map[segFile]int64{}
+	}
+	r.lastOffs[f] = last
+	r.mu.Unlock()
+	return last, nil
 }
 
 // Offsets implements eventlog.Source. It reads batch headers (CRC-checked, not decompressed)

@@ -351,3 +351,45 @@ func TestMaxDecompressed(t *testing.T) {
 	require.True(t, errors.As(err, &p))
 	assert.Equal(t, eventlog.KindDecompress, p.Kind)
 }
+
+// TestBatchesFromInsideHalfSwappedSegments: reading from an offset inside the range that a
+// stale segment shares with the cleaned output before it gives the same batches as reading the
+// partition from 0 and skipping to that offset (the real corpus has such a directory).
+func TestBatchesFromInsideHalfSwappedSegments(t *testing.T) {
+	dir := "../../../shared/fixtures-found/LestFeeD-online-shop-user/kafka/data/__consumer_offsets-45"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("corpus partition %s not present: %v", dir, err)
+	}
+	r, err := segment.Open(dir, segment.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(from int64) []int64 {
+		it, err := r.Batches(45, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		var offs []int64
+		for it.Next() {
+			if b := it.Batch(); b.LastOffset >= from {
+				offs = append(offs, b.BaseOffset)
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return offs
+	}
+	all := collect(0)
+	for _, from := range []int64{36, 40, 100, 300, 506} {
+		var want []int64
+		for i, base := range all {
+			// the batch containing from, and every later one
+			if base >= from || i+1 < len(all) && all[i+1] > from {
+				want = append(want, base)
+			}
+		}
+		assert.Equal(t, want, collect(from), "from %d", from)
+	}
+}
