@@ -473,14 +473,14 @@ func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool
 	} else {
 		fmt.Fprint(t, "  ")
 	}
-	fmt.Fprintln(t, "TOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMIT-TIMESTAMP\tRECORD-OFFSET")
+	fmt.Fprintln(t, "TOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET")
 	for _, o := range offs {
 		if withGroup {
 			fmt.Fprintf(t, "  %s\t", o.GroupID)
 		} else {
 			fmt.Fprint(t, "  ")
 		}
-		fmt.Fprintf(t, "%s\t%d\t%d\t%d\t%s\t%d\t%d\n", o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch, dash(strconv.Quote(o.Metadata)), o.CommitTimestamp, o.RecordOffset)
+		fmt.Fprintf(t, "%s\t%d\t%d\t%d\t%s\t%s\t%d\n", o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch, dash(strconv.Quote(o.Metadata)), msTime(o.CommitTimestamp), o.RecordOffset)
 	}
 	t.Flush()
 }
