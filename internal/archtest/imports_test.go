@@ -38,7 +38,8 @@ var rules = map[string]rule{
 		}, kafkaWire...),
 	},
 	"snapshot": {external: []string{"github.com/vmihailenco/msgpack/v5"}},
-	"replay":   {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"}, external: kafkaWire},
+	"replay": {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"},
+		external: append([]string{"github.com/zeebo/xxh3"}, kafkaWire...)}, // Kafka's group metadata hash
 	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "cmd"}, external: []string{""}},
 	"fixtures": {},
 	"internal": {internal: []string{"internal"}},

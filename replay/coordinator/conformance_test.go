@@ -1,7 +1,9 @@
 package coordinator
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -46,9 +48,8 @@ func realStreamsBatches(t *testing.T) [][]recordcodec.Record {
 	return out
 }
 
-// envSpecific removes what differs on every recording or by design (doc.go): timestamps and
-// the metadata hash (XXH3 in Kafka, FNV here).
-var envSpecific = regexp.MustCompile(`"(metadataHash|assignmentTimestamp)":-?[0-9]+`)
+// envSpecific removes what differs on every recording: assignment timestamps (wall clock).
+var envSpecific = regexp.MustCompile(`"(assignmentTimestamp)":-?[0-9]+`)
 
 func renderRecord(r recordcodec.Record) string {
 	var b []byte
@@ -100,7 +101,9 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 	cfg.NumStandbyReplicas = 1
 	cfg.InitialRebalanceDelayMs, cfg.AssignmentIntervalMs = 0, 0 // record.sh's broker settings
 	c := &Coordinator{Config: func(string) Config { return cfg }}
-	md := &Metadata{Topics: map[string]TopicMetadata{"s4-in": {ID: topicID("s4-in"), Partitions: 2}}, Version: 1}
+	// The broker's own topic ids (admin.json), so that the metadata hash is Kafka's.
+	ids := realTopicIDs(t)
+	md := &Metadata{Topics: map[string]TopicMetadata{"s4-in": {ID: ids["s4-in"], Partitions: 2}}, Version: 1}
 	now := int64(1000)
 
 	tasks := func(s string) []kmsg.TaskIDs { return parseTasks(s) }
@@ -136,8 +139,8 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 	}{
 		{"A joins; internal topics missing", func() (Request, string) { return join(idA, metaA) }, nil},
 		{"internal topics created; A assigned everything", func() (Request, string) { return hb(idA, 2, "", "") }, func() {
-			md.Topics["streams-app-by-prefix-repartition"] = TopicMetadata{ID: topicID("r"), Partitions: 2}
-			md.Topics["streams-app-prefix-counts-changelog"] = TopicMetadata{ID: topicID("c"), Partitions: 2}
+			md.Topics["streams-app-by-prefix-repartition"] = TopicMetadata{ID: ids["streams-app-by-prefix-repartition"], Partitions: 2}
+			md.Topics["streams-app-prefix-counts-changelog"] = TopicMetadata{ID: ids["streams-app-prefix-counts-changelog"], Partitions: 2}
 			md.Version++
 		}},
 		{"B joins", func() (Request, string) { return join(idB, metaB) }, nil},
@@ -179,6 +182,26 @@ func typesOrder(recs []recordcodec.Record) []recordcodec.RecordType {
 	out := make([]recordcodec.RecordType, len(recs))
 	for i, r := range recs {
 		out[i] = r.Key.Type
+	}
+	return out
+}
+
+// realTopicIDs reads the topic ids of the streams recording's broker from its admin.json.
+func realTopicIDs(t *testing.T) map[string][16]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(realStreams), "admin.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Topics map[string]struct {
+			TopicID string `json:"topicId"`
+		} `json:"topics"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	out := map[string][16]byte{}
+	for name, tp := range doc.Topics {
+		u, err := recordcodec.ParseUUID(tp.TopicID)
+		require.NoError(t, err)
+		out[name] = u
 	}
 	return out
 }

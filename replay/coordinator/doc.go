@@ -47,8 +47,9 @@
 // TestConformanceRealStreamsRecording drives the coordinator with the heartbeats behind
 // fixtures/real/streams (a real Kafka 4.4.0 broker: join while internal topics are missing,
 // topics created, a second instance with a standby, in-place active-to-standby change, leave)
-// and requires every streams record of all nine batches byte for byte in JSON form, except
-// the metadata hash, the assignment timestamp and the order of record-21s within a batch.
+// and requires every streams record of all nine batches byte for byte in JSON form (the
+// metadata hash included: it is Kafka's XXH3 over hash4j's byte stream, see metadata.go),
+// except the assignment timestamp and the order of record-21s within a batch.
 // Not determined by the recordings (and covered only by scenarios and property tests):
 // static membership, warm-ups, timers, topology errors and statuses other than
 // MISSING_INTERNAL_TOPICS, the initial delay and the assignment interval (the recording
@@ -56,12 +57,6 @@
 //
 // # Differences from Kafka 4.4 (all deliberate, each one tested or documented here)
 //
-//   - Metadata hash: Kafka hashes topic id, name, partition count and racks with XXH3 over
-//     hash4j's byte stream; coordlog hashes the same fields with FNV-1a (no XXH3 dependency in
-//     go.mod). Values in record 17 therefore differ from a real broker's; they are only
-//     compared with values this coordinator computed. A group replayed from a Kafka log gets
-//     one extra epoch bump on its first heartbeat here (hash changed), as after Kafka changed
-//     its own hash function.
 //   - Tie breaking: where Kafka iterates a HashMap or a PriorityQueue with equal keys,
 //     coordlog uses sorted order (member id, process id, topic name): the sticky assignor's
 //     least-loaded process and member, the order of record 21s (sorted by member id), the

@@ -2,8 +2,10 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"hash/fnv"
 	"slices"
+	"unicode/utf16"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Metadata is the cluster's topic metadata as the coordinator sees it (Kafka's metadata
@@ -33,53 +35,58 @@ func (m *Metadata) topic(name string) (TopicMetadata, bool) {
 	return t, ok
 }
 
-// topicHash hashes what Kafka's Utils.computeTopicHash covers (a version byte, the topic id,
-// name, partition count and each partition's sorted racks) with 64-bit FNV-1a. Kafka uses
-// XXH3 over hash4j's byte stream, so the value written to record 17 differs from Kafka's;
-// it is only ever compared with values this coordinator computed (documented in doc.go).
+// The metadata hash is Kafka's (Utils.computeTopicHash and computeGroupHash): XXH3-64 over
+// the byte stream hash4j builds, in which longs and ints are little-endian, a char is two
+// little-endian bytes and putString(s) is s's UTF-16 chars followed by its length. The values
+// equal the metadataHash that a Kafka 4.4 broker writes (checked against the recordings).
+type hashStream []byte
+
+func (h hashStream) putByte(b byte) hashStream   { return append(h, b) }
+func (h hashStream) putInt(v int32) hashStream   { return binary.LittleEndian.AppendUint32(h, uint32(v)) }
+func (h hashStream) putLong(v uint64) hashStream { return binary.LittleEndian.AppendUint64(h, v) }
+func (h hashStream) putString(s string) hashStream {
+	u := utf16.Encode([]rune(s))
+	for _, c := range u {
+		h = binary.LittleEndian.AppendUint16(h, c)
+	}
+	return h.putInt(int32(len(u)))
+}
+
+// topicHash is Utils.computeTopicHash: a version byte (0), the topic id, name, partition count,
+// and for each partition its number and its sorted racks, each rack preceded by its length.
 func topicHash(name string, t TopicMetadata) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	h.Write([]byte{0})
-	h.Write(t.ID[:])
-	binary.BigEndian.PutUint32(b[:4], uint32(len(name)))
-	h.Write(b[:4])
-	h.Write([]byte(name))
-	binary.BigEndian.PutUint32(b[:4], uint32(t.Partitions))
-	h.Write(b[:4])
+	h := hashStream(make([]byte, 0, 64+8*int(t.Partitions)))
+	h = h.putByte(0).
+		putLong(binary.BigEndian.Uint64(t.ID[:8])).
+		putLong(binary.BigEndian.Uint64(t.ID[8:])).
+		putString(name).
+		putInt(t.Partitions)
 	for p := 0; p < int(t.Partitions); p++ {
-		binary.BigEndian.PutUint32(b[:4], uint32(p))
-		h.Write(b[:4])
+		h = h.putInt(int32(p))
 		if p < len(t.Racks) {
 			racks := slices.Clone(t.Racks[p])
-			slices.Sort(racks)
+			slices.Sort(racks) // Java sorts the rack strings by UTF-16 code units; equal for ASCII
 			for _, r := range racks {
-				binary.BigEndian.PutUint32(b[:4], uint32(len(r)))
-				h.Write(b[:4])
-				h.Write([]byte(r))
+				h = h.putInt(int32(len(utf16.Encode([]rune(r))))).putString(r)
 			}
 		}
 	}
-	return h.Sum64()
+	return xxh3.Hash(h)
 }
 
-// groupHash is Utils.computeGroupHash over the existing topics among names (sorted by name);
-// missing topics contribute nothing and no topics give 0.
+// groupHash is Utils.computeGroupHash over the existing topics among names (sorted by name):
+// the topic hashes in name order; missing topics contribute nothing and no topics give 0.
 func groupHash(names []string, md *Metadata) int64 {
-	h := fnv.New64a()
-	var b [8]byte
-	n := 0
+	var h hashStream
 	for _, name := range names { // names are sorted
 		t, ok := md.topic(name)
 		if !ok {
 			continue
 		}
-		binary.BigEndian.PutUint64(b[:], topicHash(name, t))
-		h.Write(b[:])
-		n++
+		h = h.putLong(topicHash(name, t))
 	}
-	if n == 0 {
+	if len(h) == 0 {
 		return 0
 	}
-	return int64(h.Sum64())
+	return int64(xxh3.Hash(h))
 }
