@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -64,6 +65,11 @@ func checkConverged(t *testing.T, st *groupstate.State, gid string, step int) {
 	}
 }
 
+// TestPropertyRandomScenarios runs random joins, heartbeats, leaves, crashes (fenced by the
+// session timer), assignment configuration changes and partitions added to a source topic;
+// invariants hold after every step, the group converges whenever members keep heartbeating, and
+// replaying the produced records gives the coordinator's state. Topology changes are covered by
+// the scenario scripts (testdata/topology.scenario), not here.
 func TestPropertyRandomScenarios(t *testing.T) {
 	seeds := 20
 	steps := 300
@@ -73,7 +79,14 @@ func TestPropertyRandomScenarios(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
-			r, rec := newEngineRunner(nil)
+			var transcript bytes.Buffer
+			r, rec := newEngineRunner(&transcript)
+			defer func() {
+				if t.Failed() {
+					out := transcript.String()
+					t.Logf("transcript tail:\n%s", out[max(0, len(out)-6000):])
+				}
+			}()
 			r.Cfg.InitialRebalanceDelayMs = 0
 			r.Cfg.AssignmentIntervalMs = 0
 			r.Cfg.NumStandbyReplicas = int32(seed % 3)
@@ -82,16 +95,23 @@ func TestPropertyRandomScenarios(t *testing.T) {
 			for _, cmd := range []string{"topic in 6", "topic in2 6", "topic app-s-changelog 6", "sub 0 source=in changelog=app-s-changelog", "sub 1 source=in2"} {
 				require.NoError(t, r.Exec(cmd))
 			}
-			next := 0
+			next, in2 := 0, 6
 			live := map[string]bool{}
 			for step := 0; step < steps; step++ {
-				switch op := rng.IntN(10); {
+				switch op := rng.IntN(12); {
 				case op < 3 || len(live) == 0: // join
 					id := fmt.Sprintf("m%d", next)
 					next++
 					proc := fmt.Sprintf("p%d", rng.IntN(4))
 					require.NoError(t, r.Exec("join "+id+" process="+proc))
 					live[id] = true
+				case op == 10: // an assignment configuration change (bumps the group epoch)
+					require.NoError(t, r.Exec(fmt.Sprintf("config standby=%d", rng.IntN(3))))
+				case op == 11: // partitions added to a source topic (Kafka never removes partitions)
+					if in2 < 12 {
+						in2 += 2
+						require.NoError(t, r.Exec(fmt.Sprintf("topic in2 %d", in2)))
+					}
 				case op < 7: // heartbeat a random live member
 					ids := sortedKeys(live)
 					id := ids[rng.IntN(len(ids))]
@@ -119,7 +139,7 @@ func TestPropertyRandomScenarios(t *testing.T) {
 						}
 						require.NoError(t, r.Tick())
 					}
-				default: // converge
+				case op == 9: // converge
 					_, err := r.Converge(60)
 					require.NoError(t, err)
 					checkConverged(t, r.State(), "app", step)
