@@ -76,5 +76,3 @@ func argsError(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-var _ = context.Background

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/coordlog/coordlog/eventlog"
 )
 
 // Defaults of Kafka's broker configuration that the cleaner's decisions depend on.
@@ -170,5 +168,3 @@ func (s *Stats) RemovedTotal() Count {
 	}
 	return c
 }
-
-var _ = eventlog.Strict
