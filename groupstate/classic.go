@@ -158,8 +158,7 @@ func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
 // ReplayGroupMetadataTombstone replays a GroupMetadata tombstone (record 2): the group is
 // removed whatever its type. A missing group is ignored. It never fails.
 func (s *State) ReplayGroupMetadataTombstone(groupID string) error {
-	delete(s.groups, groupID)
-	s.forgetLastCommit()
+	s.removeGroup(groupID)
 	return nil
 }
 

@@ -215,8 +215,7 @@ func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
 	case g.assignmentEpoch != -1:
 		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive ConsumerGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
 	}
-	delete(s.groups, groupID)
-	s.forgetLastCommit()
+	s.removeGroup(groupID)
 	return nil
 }
 

@@ -221,8 +221,7 @@ func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
 	case g.assignmentEpoch != -1:
 		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but target assignment epoch in invalid (%d)", groupID, g.assignmentEpoch)
 	}
-	delete(s.groups, groupID)
-	s.forgetLastCommit()
+	s.removeGroup(groupID)
 	return nil
 }
 

@@ -62,6 +62,13 @@ type State struct {
 // of a group's offsets calls it.
 func (s *State) forgetLastCommit() { s.lastGroup, s.lastOffsets, s.lastTopic = "", nil, "" }
 
+// removeGroup deletes a group of any type. All removals go through here, so that the offset
+// commit memo (which assumes its group exists) can never outlive the group.
+func (s *State) removeGroup(groupID string) {
+	delete(s.groups, groupID)
+	s.forgetLastCommit()
+}
+
 // groupOffsets holds one group's committed offsets, keyed by (topic, partition); topics
 // interns the topic names so that the keys of a topic share one string.
 type groupOffsets struct {

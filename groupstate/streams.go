@@ -382,8 +382,7 @@ func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
 	if g.assignmentEpoch != -1 {
 		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive StreamsGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
 	}
-	delete(s.groups, groupID)
-	s.forgetLastCommit()
+	s.removeGroup(groupID)
 	return nil
 }
 
