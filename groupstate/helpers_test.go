@@ -57,6 +57,7 @@ func roundTrip(t *testing.T, s *State) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(b1), string(b2))
 	require.Equal(t, string(b1), string(b2))
+	imageRoundTrip(t, s)
 }
 
 // consumerMember builds a stable member of a consumer group at epoch e with its records.

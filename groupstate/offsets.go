@@ -134,6 +134,7 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
 		s.offsets[gm.id] = gm
 	}
+	gm.unpack()
 	t := gm.intern(topic)
 	n := len(gm.byTP)
 	gm.byTP[TopicPartition{t, partition}] = om
@@ -150,6 +151,7 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 // same group, topic and partition. Groups are not touched. It never fails.
 func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
 	if gm := s.offsets[groupID]; gm != nil {
+		gm.unpack()
 		n := len(gm.byTP)
 		delete(gm.byTP, TopicPartition{topic, partition})
 		s.numOffsets -= n - len(gm.byTP)
@@ -212,6 +214,9 @@ func (s *State) Offset(groupID, topic string, partition int32) (OffsetAndMetadat
 	if gm == nil {
 		return OffsetAndMetadata{}, false
 	}
+	if gm.packed != "" {
+		return gm.getPacked(topic, partition)
+	}
 	om, ok := gm.byTP[TopicPartition{topic, partition}]
 	return om, ok
 }
@@ -225,6 +230,9 @@ func (s *State) Offsets(groupID string) []CommittedOffset {
 	gm := s.offsets[groupID]
 	if gm == nil {
 		return nil
+	}
+	if gm.packed != "" {
+		return gm.appendPacked(make([]CommittedOffset, 0, gm.count), groupID)
 	}
 	out := make([]CommittedOffset, 0, len(gm.byTP))
 	for tp, om := range gm.byTP {

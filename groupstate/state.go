@@ -56,6 +56,9 @@ type State struct {
 	lastGroup   string
 	lastOffsets *groupOffsets
 	lastTopic   string // an interned key of lastOffsets.topics
+
+	// imageTotals is set between NewFromImageHead and FinishImage (image.go).
+	imageTotals *imageTotals
 }
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or
@@ -71,10 +74,16 @@ func (s *State) removeGroup(groupID string) {
 
 // groupOffsets holds one group's committed offsets, keyed by (topic, partition); topics
 // interns the topic names so that the keys of a topic share one string.
+//
+// A group restored from a state image keeps its offsets packed (packed != "", topics and
+// byTP nil) until a mutator unpacks them; views read packed offsets in place, so that reads
+// never write (packed.go).
 type groupOffsets struct {
 	id     string // the group id, owned by the state
 	topics map[string]string
 	byTP   map[TopicPartition]OffsetAndMetadata
+	packed string // the image's block of these offsets, sorted; "" once unpacked
+	count  int    // the number of packed offsets
 }
 
 // TopicPartition identifies a partition by topic name.

@@ -16,11 +16,11 @@ import (
 //
 // A snapshot of an engine (TakeSnapshot) is a snapshot.Store file whose meta carries the
 // partition, the next offset, the Kafka version and record layout of the rules, the payload
-// kind SnapshotKind and display counters, and whose payload is snapshotPayload: the engine's
-// Stats and its state's canonical dump, with the bulk of the dump (committed offsets,
-// consumer-group members and target assignments, pending transactional offsets) in
-// hand-written positional tables
-// (recover_codec.go) and the rest reflective msgpack.
+// kind SnapshotKind and display counters, and whose payload is imagePayload: the engine's
+// Stats and its state as a groupstate image (recover_image.go), written straight from the
+// state's maps and read straight back into them, part by part on every core. Snapshots of
+// the previous payload kind ("replay/v1": the state's canonical Dump, its bulk in positional
+// tables, recover_codec.go) still load.
 //
 // Invariants:
 //   - Restoring a snapshot taken at offset k and replaying the log from k gives exactly the
@@ -29,20 +29,28 @@ import (
 //     inside a batch (Run with an until inside it) counts that batch once on each side.
 //   - A snapshot is used only under the rules it was built with (same Kafka version and
 //     record layout), never ahead of the log, and in strict mode never after violations.
-//   - Older payload layouts keep loading: every layout has a committed snapshot in testdata/
-//     and TestSnapshotFormatCompatibility restores each against a full replay. Fields added to
-//     groupstate's dump types decode as zero from older snapshots (the reflective part) or
-//     fail TestOffsetTableFields / TestConsumerTableFields until the tables learn them.
+//   - Older payload kinds and layouts keep loading: every one has a committed snapshot in
+//     testdata/ and TestSnapshotFormatCompatibility restores each against a full replay.
+//     A field added to groupstate's internal structs fails TestImageCoversEveryField (in
+//     groupstate) until the image learns it; v1 snapshots decode such a field as zero.
 
-// SnapshotKind is the payload kind of the snapshots this package writes. Bump it (and teach
-// Recover the old one) when snapshotPayload changes meaning; fields added to groupstate's
-// dump types decode as zero values from older snapshots, which the compatibility test in
-// recover_test.go checks against a full replay.
-const SnapshotKind = "replay/v1"
+// SnapshotKind is the payload kind of the snapshots this package writes. Bump it (and keep
+// reading the old one) when the payload changes meaning.
+const SnapshotKind = "replay/v2"
 
-// snapshotPayload is what a snapshot holds: the canonical state and the engine's counters.
-// Together with the meta's next offset, that is everything an Engine needs to continue
-// exactly where it stopped (the forensic-mode violation list is not kept; its count is).
+// snapshotKindV1 is the previous payload kind (snapshotPayload), read but no longer written.
+const snapshotKindV1 = "replay/v1"
+
+// newSnapshotPayload is the payload of a snapshot of e. It reads e's state while the
+// snapshot is written: e must not run meanwhile.
+func newSnapshotPayload(e *Engine) *imagePayload {
+	return &imagePayload{Stats: e.Stats(), State: stateImage{st: e.State()}}
+}
+
+// snapshotPayload is the payload of kind "replay/v1": the canonical state and the engine's
+// counters. Together with the meta's next offset, that is everything an Engine needs to
+// continue exactly where it stopped (the forensic-mode violation list is not kept; its count
+// is).
 type snapshotPayload struct {
 	Stats Stats
 	// State is the dump without its bulk, which the tables below carry in a compact
@@ -54,8 +62,9 @@ type snapshotPayload struct {
 	Pending   pendingTable
 }
 
-// newSnapshotPayload splits the engine's dump into the payload.
-func newSnapshotPayload(e *Engine) *snapshotPayload {
+// newSnapshotPayloadV1 splits the engine's dump into a v1 payload (tests write v1 files
+// with it to check that they still load).
+func newSnapshotPayloadV1(e *Engine) *snapshotPayload {
 	d := e.State().Dump()
 	offs := offsetTable(d.Offsets)
 	d.Offsets = nil
@@ -80,6 +89,41 @@ func (p *snapshotPayload) dump() (groupstate.Dump, error) {
 		}
 	}
 	return d, nil
+}
+
+// decodeState decodes a snapshot payload of the given kind (decode is Snapshot.Decode) into
+// a state and counters. decodeDur is the payload decode; restoreDur rebuilding the state
+// from it. A v2 payload builds the state while it decodes (parts are decoded on every core
+// as they are read), so its restore time is only the final checks.
+func decodeState(kind string, decode func(any) error) (st *groupstate.State, stats Stats, decodeDur, restoreDur time.Duration, err error) {
+	start := time.Now()
+	switch kind {
+	case SnapshotKind:
+		var pl imagePayload
+		if err := decode(&pl); err != nil {
+			return nil, stats, time.Since(start), 0, err
+		}
+		if pl.State.st == nil {
+			return nil, stats, time.Since(start), 0, fmt.Errorf("%w: payload without a state", snapshot.ErrCorrupt)
+		}
+		return pl.State.st, pl.Stats, time.Since(start), 0, nil
+	case snapshotKindV1:
+		var pl snapshotPayload
+		if err := decode(&pl); err != nil {
+			return nil, stats, time.Since(start), 0, err
+		}
+		decoded := time.Now()
+		d, err := pl.dump()
+		if err == nil {
+			st, err = groupstate.Restore(d)
+			if err != nil {
+				err = fmt.Errorf("restore state: %w", err)
+			}
+		}
+		return st, pl.Stats, decoded.Sub(start), time.Since(decoded), err
+	default:
+		return nil, stats, 0, 0, fmt.Errorf("payload kind %q, this build reads %q and %q", kind, SnapshotKind, snapshotKindV1)
+	}
 }
 
 // effectiveVersion is the Kafka version an engine built with opts applies.
@@ -231,8 +275,6 @@ func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64) (*Engine, time.Duration, time.Duration, error) {
 	m := sn.Meta()
 	switch want := opts.effectiveVersion().String(); {
-	case m.PayloadKind != SnapshotKind:
-		return nil, 0, 0, fmt.Errorf("payload kind %q, this build reads %q", m.PayloadKind, SnapshotKind)
 	case m.KafkaVersion != want:
 		return nil, 0, 0, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
 	case m.RecordLayout != opts.layoutName():
@@ -243,25 +285,14 @@ func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64
 	if v, _ := m.Counter("violations"); v > 0 && opts.Mode == eventlog.Strict {
 		return nil, 0, 0, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
 	}
-	start := time.Now()
-	var pl snapshotPayload
-	if err := sn.Decode(&pl); err != nil {
-		return nil, time.Since(start), 0, err
-	}
-	decoded := time.Now()
-	d, err := pl.dump()
+	st, stats, dec, res, err := decodeState(m.PayloadKind, sn.Decode)
 	if err != nil {
-		return nil, decoded.Sub(start), 0, err
-	}
-	st, err := groupstate.Restore(d)
-	if err != nil {
-		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("restore state: %w", err)
+		return nil, dec, res, err
 	}
 	if st.Version().String() != m.KafkaVersion {
-		return nil, decoded.Sub(start), time.Since(decoded), fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
+		return nil, dec, res, fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
 	}
-	e := Restore(p, st, m.NextOffset, pl.Stats, opts)
-	return e, decoded.Sub(start), time.Since(decoded), nil
+	return Restore(p, st, m.NextOffset, stats, opts), dec, res, nil
 }
 
 // LoadSnapshot verifies the snapshot file name in store and restores an engine from it,
@@ -269,24 +300,17 @@ func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64
 // describe of a snapshot). It checks the payload kind, not the rules: opts.Version and
 // opts.Layout are taken from the snapshot.
 func LoadSnapshot(store *snapshot.Store, name string, opts Options) (*Engine, snapshot.Info, error) {
-	var pl snapshotPayload
-	in, err := store.Read(name, &pl)
+	sn, err := store.Open(name)
 	if err != nil {
-		return nil, in, err
+		return nil, snapshot.Info{Name: name}, err
 	}
-	m := in.Header.Meta
-	if m.PayloadKind != SnapshotKind {
-		return nil, in, fmt.Errorf("snapshot %s: payload kind %q, this build reads %q", name, m.PayloadKind, SnapshotKind)
-	}
-	d, err := pl.dump()
+	defer sn.Close()
+	m := sn.Meta()
+	st, stats, _, _, err := decodeState(m.PayloadKind, sn.Decode)
 	if err != nil {
-		return nil, in, fmt.Errorf("snapshot %s: %w", name, err)
+		return nil, sn.Info, fmt.Errorf("snapshot %s: %w", name, err)
 	}
-	st, err := groupstate.Restore(d)
-	if err != nil {
-		return nil, in, fmt.Errorf("snapshot %s: restore state: %w", name, err)
-	}
-	return Restore(m.Partition, st, m.NextOffset, pl.Stats, opts), in, nil
+	return Restore(m.Partition, st, m.NextOffset, stats, opts), sn.Info, nil
 }
 
 // SnapshotPolicy says when RunWithSnapshots takes snapshots.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -21,7 +22,9 @@ import (
 // COORDLOG_BENCH_GROUPS groups (default 100,000) with COORDLOG_BENCH_MEMBERS members
 // (default 10) and COORDLOG_BENCH_OFFSETS committed offsets (default 50) each: 100,000 groups,
 // 1,000,000 members and 5,000,000 offsets. COORDLOG_BENCH_CHURN (default 20 per group) adds
-// history: offset overwrites, member churn, transactions. COORDLOG_BENCH_DIR keeps the
+// history: offset overwrites, member churn, transactions, at most COORDLOG_BENCH_OPEN_TXNS
+// (default 16) open at once (0: unbounded, the shape of the first measurements, which left
+// thousands of transactions open for the whole log and committed them all at its end). COORDLOG_BENCH_DIR keeps the
 // generated database between runs (it is rebuilt when the sizes change). For a quick run:
 //
 //	COORDLOG_BENCH_GROUPS=2000 go test ./replay -run '^$' -bench 'Restart|SnapshotCreate' -benchtime 1x
@@ -68,9 +71,10 @@ func openBenchLog(b *testing.B) *benchLog {
 		groups := benchEnv("COORDLOG_BENCH_GROUPS", 100_000)
 		spec := genSpec{
 			Seed: 42, Groups: groups,
-			Members: benchEnv("COORDLOG_BENCH_MEMBERS", 10),
-			Offsets: benchEnv("COORDLOG_BENCH_OFFSETS", 50),
-			Churn:   groups * benchEnv("COORDLOG_BENCH_CHURN", 20),
+			Members:     benchEnv("COORDLOG_BENCH_MEMBERS", 10),
+			Offsets:     benchEnv("COORDLOG_BENCH_OFFSETS", 50),
+			Churn:       groups * benchEnv("COORDLOG_BENCH_CHURN", 20),
+			MaxOpenTxns: benchEnv("COORDLOG_BENCH_OPEN_TXNS", 16),
 		}
 		root := os.Getenv("COORDLOG_BENCH_DIR")
 		if root == "" {
@@ -79,7 +83,7 @@ func openBenchLog(b *testing.B) *benchLog {
 				return
 			}
 		}
-		dir := filepath.Join(root, "g"+strconv.Itoa(spec.Groups)+"-m"+strconv.Itoa(spec.Members)+"-o"+strconv.Itoa(spec.Offsets)+"-c"+strconv.Itoa(spec.Churn))
+		dir := filepath.Join(root, "g"+strconv.Itoa(spec.Groups)+"-m"+strconv.Itoa(spec.Members)+"-o"+strconv.Itoa(spec.Offsets)+"-c"+strconv.Itoa(spec.Churn)+"-t"+strconv.Itoa(spec.MaxOpenTxns))
 		done := filepath.Join(dir, "COMPLETE")
 		_, statErr := os.Stat(done)
 		if statErr != nil {
@@ -135,10 +139,19 @@ func openBenchLog(b *testing.B) *benchLog {
 	return benchData
 }
 
+// freshHeap collects the previous iteration's engine outside the timer, so that every
+// restart starts, as in a new process, without another state's garbage to collect.
+func freshHeap(b *testing.B) {
+	b.StopTimer()
+	runtime.GC()
+	b.StartTimer()
+}
+
 // BenchmarkRestartFullReplay is a restart without snapshots: replay the whole log.
 func BenchmarkRestartFullReplay(b *testing.B) {
 	bl := openBenchLog(b)
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
+		freshHeap(b)
 		e := New(0, Options{})
 		if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 			b.Fatal(err)
@@ -172,7 +185,8 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 	}
 	var last *Recovery
 	var verify, decode, restore, tail float64
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
+		freshHeap(b)
 		rec, err := Recover(ctx, bl.log, store, 0, Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -255,7 +269,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	r := bytes.NewReader(buf.Bytes())
 	b.SetBytes(int64(buf.Len()))
 	for b.Loop() {
-		var pl snapshotPayload
+		var pl imagePayload
 		if _, err := snapshot.Decode(r, int64(buf.Len()), &pl); err != nil {
 			b.Fatal(err)
 		}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
@@ -27,17 +26,20 @@ func FuzzSnapshotPayload(f *testing.F) {
 		f.Add(b[h.MetaEnd : h.MetaEnd+h.PayloadLen])
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var pl snapshotPayload
-		h := snapshot.Header{PayloadLen: int64(len(b)), Size: int64(len(b))}
-		if err := snapshot.DecodePayload(bytes.NewReader(b), h, &pl); err != nil {
-			return
-		}
-		d, err := pl.dump()
-		if err != nil {
-			return
-		}
-		_, _ = groupstate.Restore(d)
+		decodeEveryKind(b)
 	})
+}
+
+// decodeEveryKind decodes payload bytes as every payload kind this build reads; what decodes
+// must be a usable state.
+func decodeEveryKind(b []byte) {
+	h := snapshot.Header{PayloadLen: int64(len(b)), Size: int64(len(b))}
+	for _, kind := range []string{SnapshotKind, snapshotKindV1} {
+		st, _, _, _, err := decodeState(kind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) })
+		if err == nil {
+			_ = st.Dump()
+		}
+	}
 }
 
 // TestSnapshotPayloadMutations is a deterministic slice of FuzzSnapshotPayload: random byte
@@ -67,14 +69,7 @@ func TestSnapshotPayloadMutations(t *testing.T) {
 			if i%5 == 0 {
 				b = b[:rng.IntN(len(b))]
 			}
-			var pl snapshotPayload
-			h := snapshot.Header{PayloadLen: int64(len(b)), Size: int64(len(b))}
-			if err := snapshot.DecodePayload(bytes.NewReader(b), h, &pl); err != nil {
-				continue
-			}
-			if d, err := pl.dump(); err == nil {
-				_, _ = groupstate.Restore(d)
-			}
+			decodeEveryKind(b)
 		}
 	}
 }

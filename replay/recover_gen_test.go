@@ -23,6 +23,11 @@ type genSpec struct {
 	Churn     int
 	// Gaps leaves holes between batches, as compaction does.
 	Gaps bool
+	// MaxOpenTxns bounds the transactions open at once: a new one first ends the oldest, as
+	// transaction.timeout.ms makes real producers do. 0 leaves them open until a random
+	// close or the end of the log (thousands at once on long logs; the old shape, which the
+	// committed snapshots in testdata were cut from).
+	MaxOpenTxns int
 }
 
 type genMember struct {
@@ -203,6 +208,11 @@ func (g *logGen) churn() error {
 	case op < 87: // a transactional offset commit, ended later
 		if err := g.flush(); err != nil {
 			return err
+		}
+		if g.spec.MaxOpenTxns > 0 && len(g.pend) >= g.spec.MaxOpenTxns {
+			if err := g.endTxn(0, g.rng.IntN(4) != 0); err != nil {
+				return err
+			}
 		}
 		g.pid++
 		for n := 1 + g.rng.IntN(3); n > 0; n-- {

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateSnapshots = flag.Bool("update-snapshots", false, "write testdata/replay-v1.snap (only when adding a new payload kind; keep the old files)")
+var updateSnapshots = flag.Bool("update-snapshots", false, "write testdata/replay-v2.snap (only when adding a new payload kind; keep the old files)")
 
 func fullReplay(t testing.TB, src eventlog.Source, p int32, opts Options) *Engine {
 	t.Helper()
@@ -333,7 +333,8 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 
 // TestSnapshotFormatCompatibility loads the committed snapshots of every payload layout (a cut
 // of a generated log; replay-v1.snap predates the consumer table, replay-v1.1.snap has it,
-// replay-v1.2.snap has chunked offsets, replay-v1.3.snap a pending-transaction table)
+// replay-v1.2.snap has chunked offsets, replay-v1.3.snap a pending-transaction table,
+// replay-v2.snap is the first state image)
 // and checks that restoring each and replaying the tail still equals a full replay: old
 // snapshots keep loading as the payload and groupstate evolve, and a change that would make
 // them restore a different state fails here. -update-snapshots writes the current layout's
@@ -342,7 +343,7 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 	spec := genSpec{Seed: 9, Groups: 6, Members: 2, Offsets: 6, Churn: 200}
 	src := genMem(spec)
 	const cut = 150
-	current := filepath.Join("testdata", "replay-v1.3.snap")
+	current := filepath.Join("testdata", "replay-v2.snap")
 	if *updateSnapshots {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})

@@ -292,6 +292,9 @@ func (sn *Snapshot) Meta() Meta { return sn.Header.Meta }
 // Decode decodes the payload into into (a pointer to the type that was written).
 func (sn *Snapshot) Decode(into any) error { return DecodePayload(sn.f, sn.Header, into) }
 
+// Close closes a snapshot returned by Open (Load closes the ones it hands out itself).
+func (sn *Snapshot) Close() error { return sn.f.Close() }
+
 // open opens and verifies the snapshot file described by in.
 func open(in Info) (*Snapshot, error) {
 	f, err := os.Open(in.Path)
@@ -345,6 +348,17 @@ func (s *Store) Read(name string, into any) (Info, error) {
 	}
 	defer sn.f.Close()
 	return sn.Info, sn.Decode(into)
+}
+
+// Open verifies the snapshot file name and returns it open, for a caller that picks the
+// payload type from the meta (Snapshot.Meta) before decoding. Close it when done. Like Read
+// it neither falls back nor moves anything aside.
+func (s *Store) Open(name string) (*Snapshot, error) {
+	in, err := s.info(name)
+	if err != nil {
+		return nil, err
+	}
+	return open(in)
 }
 
 func (s *Store) info(name string) (Info, error) {

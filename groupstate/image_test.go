@@ -1,0 +1,255 @@
+package groupstate
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// encodeImage encodes s with parts of about target bytes.
+func encodeImage(s *State, target int) (head []byte, parts [][]byte) {
+	plan := s.PlanImage(target)
+	head = s.AppendImageHead(nil)
+	for i := range plan.NumParts() {
+		parts = append(parts, s.AppendImagePart(nil, plan, i))
+	}
+	return head, parts
+}
+
+func decodeImage(head []byte, parts [][]byte) (*State, error) {
+	s, err := NewFromImageHead(string(head))
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range parts {
+		p, err := DecodeImagePart(string(b))
+		if err != nil {
+			return nil, err
+		}
+		if err := s.AddImagePart(p); err != nil {
+			return nil, err
+		}
+	}
+	return s, s.FinishImage()
+}
+
+// requireSameInternals compares two states field by field, internal maps included, except
+// the offset-commit memo and the per-group topic intern maps (caches that hold no state).
+func requireSameInternals(t *testing.T, want, got *State) {
+	t.Helper()
+	require.Equal(t, want.version, got.version)
+	require.True(t, reflect.DeepEqual(want.groups, got.groups), "groups differ: %v", Diff(want, got, 5))
+	require.Equal(t, len(want.offsets), len(got.offsets))
+	for id, gm := range want.offsets {
+		g2 := got.offsets[id]
+		require.NotNil(t, g2, "offsets of %q missing", id)
+		require.Equal(t, gm.id, g2.id)
+		require.Equal(t, gm.n(), g2.n())
+		require.Equal(t, want.Offsets(id), got.Offsets(id), "offsets of %q differ", id)
+		for _, o := range want.Offsets(id) {
+			om, ok := got.Offset(id, o.Topic, o.Partition)
+			require.True(t, ok)
+			require.Equal(t, o.OffsetAndMetadata, om)
+		}
+		_, ok := got.Offset(id, "no such topic", 0)
+		require.False(t, ok)
+		for tp := range g2.byTP {
+			require.Equal(t, tp.Topic, g2.topics[tp.Topic], "topic %q of %q not interned", tp.Topic, id)
+		}
+	}
+	require.Equal(t, want.numOffsets, got.numOffsets)
+	require.True(t, reflect.DeepEqual(want.pending, got.pending), "pending differs")
+	require.True(t, reflect.DeepEqual(want.open, got.open), "open index differs")
+	require.True(t, reflect.DeepEqual(want.shareStateMeta, got.shareStateMeta), "share state metadata differs")
+	require.Nil(t, got.imageTotals)
+	require.True(t, Equal(want, got), "%v", Diff(want, got, 5))
+}
+
+// imageRoundTrip checks that s survives its image exactly, at several part sizes, and that
+// the image is a pure function of the state.
+func imageRoundTrip(t *testing.T, s *State) {
+	t.Helper()
+	var first []byte
+	for _, target := range []int{1, 200, 1 << 20} {
+		head, parts := encodeImage(s, target)
+		got, err := decodeImage(head, parts)
+		require.NoError(t, err, "part size %d", target)
+		requireSameInternals(t, s, got)
+		// Deterministic: the decoded state encodes to the same bytes.
+		h2, p2 := encodeImage(got, target)
+		require.Equal(t, head, h2)
+		require.Equal(t, parts, p2)
+		if target == 1<<20 {
+			first = bytes.Join(append([][]byte{head}, parts...), nil)
+		}
+	}
+	// A decoded state is live: replay continues on it (unpacking offsets as it goes) like on
+	// the original, and a partly unpacked state encodes to the same bytes.
+	h, p := encodeImage(s, 64)
+	got, err := decodeImage(h, p)
+	require.NoError(t, err)
+	orig := s.Clone()
+	for i, id := range s.OffsetGroupIDs() {
+		offs := s.Offsets(id)
+		if i%2 == 0 {
+			continue // stays packed
+		}
+		for _, st := range []*State{orig, got} {
+			require.NoError(t, st.ReplayOffsetCommit(1<<40, NoProducerID, id, offs[0].Topic, offs[0].Partition, OffsetCommitValue{Offset: 1, LeaderEpoch: -1, ExpireTimestamp: -1}))
+			if len(offs) > 1 {
+				require.NoError(t, st.ReplayOffsetCommitTombstone(id, offs[1].Topic, offs[1].Partition))
+			}
+		}
+	}
+	for _, st := range []*State{orig, got} {
+		require.NoError(t, st.ReplayOffsetCommit(1<<40, NoProducerID, "image-probe", "t", 0, OffsetCommitValue{Offset: 1, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	}
+	requireSameInternals(t, orig, got)
+	h1, p1 := encodeImage(orig, 64)
+	h2, p2 := encodeImage(got, 64)
+	require.Equal(t, h1, h2)
+	require.Equal(t, p1, p2)
+	require.NotEmpty(t, first)
+}
+
+func TestImageEmptyState(t *testing.T) {
+	for _, v := range []KafkaVersion{Kafka40, Kafka44} {
+		s := New(v)
+		head, parts := encodeImage(s, 1<<20)
+		require.Len(t, parts, 1)
+		got, err := decodeImage(head, parts)
+		require.NoError(t, err)
+		requireSameInternals(t, s, got)
+	}
+}
+
+func TestImageEveryGroupType(t *testing.T) {
+	s := New(Kafka44)
+	joinConsumer(t, s, "consumer", "m1", 3)
+	joinConsumer(t, s, "consumer", "m2", 4)
+	require.NoError(t, s.ReplayConsumerGroupRegularExpression("consumer", "orders-.*", RegularExpressionValue{Topics: []string{"orders-b", "orders-a"}, Version: 3, Timestamp: 9}))
+	joinShare(t, s, "share", "s1", 2)
+	require.NoError(t, s.ReplayShareGroupStatePartitionMetadata("share", ShareStatePartitionMetadataValue{
+		InitializedTopics: []TopicPartitionsInfo{{TopicID: topicA, TopicName: "t", Partitions: []int32{1, 0}}},
+		DeletingTopics:    []TopicInfo{{TopicID: topicB, TopicName: "gone"}},
+	}))
+	joinStreams(t, s, "streams", "a", 2)
+	joinStreams(t, s, "streams", "b", 3)
+	require.NoError(t, s.ReplayGroupMetadata("classic", classicValue("consumer",
+		ClassicMember{MemberID: "c1", ClientID: "x", GroupInstanceID: sp("i"), Subscription: []byte{0, 1, 2}, Assignment: []byte{}, SessionTimeoutMs: 10, RebalanceTimeoutMs: -1})))
+	require.NoError(t, s.ReplayOffsetCommit(10, NoProducerID, "classic", "t", 0, OffsetCommitValue{Offset: 5, LeaderEpoch: 2, Metadata: "m", CommitTimestamp: 7, ExpireTimestamp: -1, TopicID: topicA}))
+	require.NoError(t, s.ReplayOffsetCommit(11, NoProducerID, "orphan", "u", 3, OffsetCommitValue{Offset: 6, LeaderEpoch: -1, ExpireTimestamp: 100}))
+	require.NoError(t, s.ReplayGroupMetadataTombstone("orphan")) // offsets outlive their group
+	require.NoError(t, s.ReplayOffsetCommit(12, 77, "consumer", "t", 1, OffsetCommitValue{Offset: 8, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	require.NoError(t, s.ReplayOffsetCommit(13, 78, "consumer", "t", 1, OffsetCommitValue{Offset: 9, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	require.NoError(t, s.ReplayOffsetCommit(14, 79, "x", "t", 1, OffsetCommitValue{Offset: 9, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	require.NoError(t, s.ReplayOffsetCommitTombstone("x", "t", 1)) // producer 79 stays, empty
+	require.Len(t, s.PendingTransactions(), 3)
+	imageRoundTrip(t, s)
+}
+
+func TestImageRejectsDamage(t *testing.T) {
+	s := New(Kafka44)
+	joinConsumer(t, s, "g", "m", 3)
+	joinStreams(t, s, "s", "m", 2)
+	require.NoError(t, s.ReplayOffsetCommit(10, NoProducerID, "g", "t", 0, OffsetCommitValue{Offset: 5, LeaderEpoch: 2, ExpireTimestamp: -1}))
+	require.NoError(t, s.ReplayOffsetCommit(11, 5, "g", "t", 1, OffsetCommitValue{Offset: 5, LeaderEpoch: 2, ExpireTimestamp: -1}))
+	head, parts := encodeImage(s, 1<<20)
+	require.Len(t, parts, 1)
+
+	// Every truncation of the head or the part fails cleanly.
+	for n := range len(head) {
+		_, err := decodeImage(head[:n], parts)
+		require.ErrorIs(t, err, ErrImageCorrupt, "head cut at %d", n)
+	}
+	for n := range len(parts[0]) {
+		_, err := decodeImage(head, [][]byte{parts[0][:n]})
+		require.ErrorIs(t, err, ErrImageCorrupt, "part cut at %d", n)
+	}
+	// A missing part or a part given twice is caught by the totals and the order.
+	_, err := decodeImage(head, nil)
+	require.ErrorIs(t, err, ErrImageCorrupt)
+	require.Contains(t, err.Error(), "head announces")
+	_, err = decodeImage(head, [][]byte{parts[0], parts[0]})
+	require.ErrorIs(t, err, ErrImageCorrupt)
+	// Trailing bytes.
+	_, err = decodeImage(head, [][]byte{append(append([]byte{}, parts[0]...), 0)})
+	require.ErrorIs(t, err, ErrImageCorrupt)
+	require.Contains(t, err.Error(), "after the last entry")
+	// Every single-byte change either fails or decodes to some state, never panics.
+	for i := range parts[0] {
+		b := append([]byte{}, parts[0]...)
+		b[i] ^= 0xff
+		_, _ = decodeImage(head, [][]byte{b})
+	}
+}
+
+// TestImageCoversEveryField fails when a struct the image writes gains or loses a field:
+// image.go must then learn it (and the snapshot format of package replay may need a bump).
+func TestImageCoversEveryField(t *testing.T) {
+	fields := map[reflect.Type]int{
+		reflect.TypeFor[State]():                       11,
+		reflect.TypeFor[groupOffsets]():                5,
+		reflect.TypeFor[OffsetAndMetadata]():           7,
+		reflect.TypeFor[classicGroup]():                6,
+		reflect.TypeFor[ClassicMember]():               11,
+		reflect.TypeFor[NamedTopicPartitions]():        2,
+		reflect.TypeFor[consumerGroup]():               9,
+		reflect.TypeFor[ConsumerMember]():              16,
+		reflect.TypeFor[ClassicMemberMetadata]():       2,
+		reflect.TypeFor[ClassicProtocol]():             2,
+		reflect.TypeFor[TopicPartitions]():             2,
+		reflect.TypeFor[TopicPartitionsWithEpochs]():   3,
+		reflect.TypeFor[TopicMetadata]():               3,
+		reflect.TypeFor[ResolvedRegularExpression]():   4,
+		reflect.TypeFor[shareGroup]():                  7,
+		reflect.TypeFor[ShareMember]():                 10,
+		reflect.TypeFor[ShareStatePartitionMetadata](): 4,
+		reflect.TypeFor[TopicPartitionsInfo]():         3,
+		reflect.TypeFor[streamsGroup]():                11,
+		reflect.TypeFor[StreamsMember]():               8,
+		reflect.TypeFor[StreamsMemberMetadata]():       9,
+		reflect.TypeFor[StreamsEndpoint]():             2,
+		reflect.TypeFor[StreamsTasks]():                3,
+		reflect.TypeFor[TaskIDs]():                     2,
+		reflect.TypeFor[TaskIDsWithEpochs]():           3,
+		reflect.TypeFor[StreamsTopology]():             2,
+		reflect.TypeFor[Subtopology]():                 7,
+		reflect.TypeFor[StreamsTopicInfo]():            4,
+		reflect.TypeFor[CopartitionGroup]():            3,
+		reflect.TypeFor[StreamsMemberTarget]():         4,
+		reflect.TypeFor[KeyValue]():                    2,
+	}
+	for typ, n := range fields {
+		require.Equal(t, n, typ.NumField(), "%s has %d fields, image.go knows %d: teach image.go the change", typ, typ.NumField(), n)
+	}
+}
+
+func FuzzImagePart(f *testing.F) {
+	s := New(Kafka44)
+	f.Add([]byte{})
+	for _, target := range []int{1, 1 << 20} {
+		_, parts := encodeImage(s, target)
+		for _, p := range parts {
+			f.Add(p)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := DecodeImagePart(string(b))
+		if err != nil {
+			require.ErrorIs(t, err, ErrImageCorrupt)
+			return
+		}
+		// Whatever decodes is a state that survives its own image exactly.
+		st := New(Kafka44)
+		st.imageTotals = &imageTotals{}
+		require.NoError(t, st.AddImagePart(p))
+		st.imageTotals = nil
+		head, parts := encodeImage(st, 1<<20)
+		got, err := decodeImage(head, parts)
+		require.NoError(t, err)
+		requireSameInternals(t, st, got)
+	})
+}

@@ -1,0 +1,192 @@
+package replay
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/snapshot"
+)
+
+// The v2 snapshot payload: the engine's counters and the state as a groupstate image (head
+// and parts, see groupstate/image.go), each part a msgpack byte string. Parts are encoded
+// and decoded on every core, and neither direction goes through the Dump.
+
+// imageLayout is the version of stateImage's msgpack framing.
+const imageLayout = 1
+
+// imagePartBytes is the size a part aims at: big enough that msgpack framing and goroutine
+// hand-offs cost nothing, small enough to spread a state over the cores and to bound the
+// memory of parts in flight.
+const imagePartBytes = 1 << 20
+
+// imagePayload is the payload of kind SnapshotKind ("replay/v2").
+type imagePayload struct {
+	Stats Stats
+	State stateImage
+}
+
+// stateImage encodes st (when writing) and holds the decoded state (when reading).
+type stateImage struct {
+	st *groupstate.State
+}
+
+var (
+	_ snapshot.Marshaler   = stateImage{}
+	_ snapshot.Unmarshaler = (*stateImage)(nil)
+)
+
+func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// MarshalSnapshot writes [layout, head, [part...]]. Parts are encoded ahead on every core
+// and written in order; at most 2 per core are in memory at once.
+func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
+	plan := im.st.PlanImage(imagePartBytes)
+	n := plan.NumParts()
+	if err := first(e.ArrayLen(3), e.Int(imageLayout), e.Bytes(im.st.AppendImageHead(nil)), e.ArrayLen(n)); err != nil {
+		return err
+	}
+	w := workers()
+	results := make([]chan []byte, n)
+	for i := range results {
+		results[i] = make(chan []byte, 1)
+	}
+	free := make(chan []byte, 2*w) // recycled buffers; also the bound on parts in flight
+	for range 2 * w {
+		free <- nil
+	}
+	next := make(chan int)
+	done := make(chan struct{})
+	defer close(done)
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var buf []byte
+				select {
+				case buf = <-free:
+				case <-done:
+					return
+				}
+				results[i] <- im.st.AppendImagePart(buf[:0], plan, i)
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for i := range n {
+			select {
+			case next <- i:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var err error
+	for i := range n {
+		b := <-results[i]
+		if err == nil {
+			err = e.Bytes(b)
+		}
+		free <- b
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		// Let the workers drain: done stops them taking buffers, and each result channel
+		// has room for the one part a worker may still be finishing.
+		return err
+	}
+	wg.Wait()
+	return nil
+}
+
+// UnmarshalSnapshot reads the head and the parts and builds the state, decoding parts on
+// every core while the rest of the payload is still being read.
+func (im *stateImage) UnmarshalSnapshot(d *snapshot.Decoder) error {
+	n, err := d.ArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 3 {
+		return fmt.Errorf("state image: %d fields, want 3", n)
+	}
+	layout, err := d.Int()
+	if err != nil {
+		return err
+	}
+	if layout != imageLayout {
+		return fmt.Errorf("state image layout %d, this build reads %d", layout, imageLayout)
+	}
+	head, err := d.String()
+	if err != nil {
+		return err
+	}
+	st, err := groupstate.NewFromImageHead(head)
+	if err != nil {
+		return err
+	}
+	nparts, err := d.ArrayLen()
+	if err != nil {
+		return err
+	}
+	if nparts < 0 || d.Prealloc(nparts, 2) < nparts {
+		return fmt.Errorf("state image: %d parts do not fit the payload", nparts)
+	}
+	type job struct {
+		i    int
+		data string
+	}
+	type result struct {
+		part *groupstate.ImagePart
+		err  error
+	}
+	results := make([]chan result, nparts)
+	for i := range results {
+		results[i] = make(chan result, 1) // workers never wait for the merge
+	}
+	jobs := make(chan job, workers())
+	var wg sync.WaitGroup
+	for range min(workers(), nparts) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				p, err := groupstate.DecodeImagePart(j.data)
+				results[j.i] <- result{p, err}
+			}
+		}()
+	}
+	var readErr error
+	for i := range nparts {
+		data, err := d.String()
+		if err != nil {
+			readErr = err
+			break
+		}
+		jobs <- job{i, data}
+	}
+	close(jobs)
+	wg.Wait()
+	if readErr != nil {
+		return readErr
+	}
+	for i, ch := range results {
+		r := <-ch
+		if r.err == nil {
+			r.err = st.AddImagePart(r.part)
+		}
+		if r.err != nil {
+			return fmt.Errorf("part %d of %d: %w", i, nparts, r.err)
+		}
+	}
+	if err := st.FinishImage(); err != nil {
+		return err
+	}
+	im.st = st
+	return nil
+}
