@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/snapshot"
@@ -163,12 +164,14 @@ func (im *stateImage) UnmarshalSnapshot(d *snapshot.Decoder) error {
 	}
 	var readErr error
 	for i := range nparts {
-		data, err := d.String()
+		// Each part is read into its own buffer, which nothing else references or ever
+		// writes: the state's strings become substrings of it without another copy.
+		buf, err := d.BytesBuf(nil)
 		if err != nil {
 			readErr = err
 			break
 		}
-		jobs <- job{i, data}
+		jobs <- job{i, unsafe.String(unsafe.SliceData(buf), len(buf))}
 	}
 	close(jobs)
 	wg.Wait()
