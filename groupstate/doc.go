@@ -62,14 +62,32 @@
 //     (the currentStateTimestamp of a simple classic group created by an offset commit,
 //     share initialization timestamps) are not modelled: the former is -1 (none).
 //   - Views are deep copies (ClassicGroup, ConsumerGroup, Group, Dump, ...); nothing a
-//     caller holds aliases the state.
+//     caller holds aliases the state's mutable parts (strings, which never change, may be
+//     shared).
 //   - Committed offsets are struct values in per-group maps keyed by (topic, partition),
 //     with topic names interned per group: no per-offset pointer or map.
 //   - The open-transactions index always equals what the pending map implies: producer p is
 //     open on (g, t, n) iff p's pending offsets hold (g, t, n). A producer whose pending
 //     offsets were all cancelled by offset tombstones stays pending (empty) until its marker,
 //     as in Kafka.
+//   - A committed-offsets entry of a group restored from a state image may be packed (the
+//     image's checked bytes) until the first mutation of that group's offsets unpacks it;
+//     every view reads packed offsets in place and returns exactly what the unpacked maps
+//     would, so packing is invisible except in time and memory.
 //   - Dump is the canonical form: Equal(a, b) compares dumps with reflect.DeepEqual, Diff
 //     names what differs, Restore(Dump) rebuilds an equal State (for snapshots), and
 //     json.Marshal(Dump) is stable (the format describe --format json prints).
+//
+// # State images
+//
+// PlanImage, AppendImageHead and AppendImagePart write the whole state as an image:
+// varint-packed, every field of every internal struct including nil-ness, maps as sorted
+// lists, split into independent parts by sorted group id, so that equal states give equal
+// bytes. NewFromImageHead, DecodeImagePart, AddImagePart and FinishImage read it back into
+// the same State (not just an equal Dump) without going through Dump and Restore; parts
+// encode and decode independently, so a caller (replay's snapshots) spreads them over its
+// cores. Decoding checks everything (bounded lengths, strict order, canonical varints, the
+// totals the head announces) and fails with ErrImageCorrupt, never a panic; the state's
+// strings are substrings of the part data. image.go documents the layout;
+// TestImageCoversEveryField fails when a struct gains a field the image does not write.
 package groupstate

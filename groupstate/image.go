@@ -22,7 +22,8 @@ import (
 //     owner of committed offsets (offsets outlive their group, so the two are keyed alike
 //     but each optional). An entry is the id, a flag byte (1: group, 2: offsets), the group
 //     (a type byte and every field of the group's internal struct, maps as sorted lists) and
-//     its offsets grouped by topic.
+//     its offsets: their number and their length-prefixed block (packed.go), which a
+//     restored state keeps as it is until a mutation needs the group's offsets.
 //
 // The split into parts (PlanImage) depends only on the state, so the same state gives the
 // same bytes whatever the number of goroutines. Every field of the internal structs is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/coordlog/coordlog/groupstate"
@@ -31,6 +32,9 @@ type imagePayload struct {
 // stateImage encodes st (when writing) and holds the decoded state (when reading).
 type stateImage struct {
 	st *groupstate.State
+	// merge is how long adding the decoded parts to the state took (the restore phase;
+	// decoding the parts overlaps reading them).
+	merge time.Duration
 }
 
 var (
@@ -178,6 +182,8 @@ func (im *stateImage) UnmarshalSnapshot(d *snapshot.Decoder) error {
 	if readErr != nil {
 		return readErr
 	}
+	start := time.Now()
+	defer func() { im.merge = time.Since(start) }()
 	for i, ch := range results {
 		r := <-ch
 		if r.err == nil {

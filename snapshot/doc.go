@@ -35,10 +35,11 @@
 // instead of making them unreadable), integers at their Go width. Decoding ignores fields
 // the type no longer has. Two refinements: a byte array with a MarshalText (a UUID) is
 // written as raw msgpack bin rather than its text form (the text form still decodes), and a
-// type implementing Marshaler/Unmarshaler writes itself positionally through Encoder and
-// Decoder: replay uses that for the bulk of every state (committed offsets, consumer
-// members, pending transactional offsets), where reflective coding of millions of small
-// structs costs most of the time and the bytes.
+// type implementing Marshaler/Unmarshaler writes itself through Encoder and Decoder: replay
+// uses that for the whole state, written as a groupstate image in byte-string parts that it
+// encodes and decodes on every core (its older payload used it for positional tables of
+// committed offsets, consumer members and pending transactional offsets), where reflective
+// coding of millions of small structs costs most of the time and the bytes.
 //
 // File names are snap-<partition, 10 digits>-<next offset, 20 digits>.snap, so that names
 // sort by partition and then by offset; the name must agree with the meta.
