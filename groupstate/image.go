@@ -159,7 +159,7 @@ func (s *State) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
 	w := imageWriter{b: b}
 	ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
 	w.uv(uint64(len(ids)))
-	var tps []TopicPartition
+	var sc offsetScratch
 	var scratch []byte
 	for _, id := range ids {
 		g, hasGroup := s.groups[id]
@@ -181,7 +181,7 @@ func (s *State) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
 			if gm.packed != "" {
 				w.str(gm.packed)
 			} else {
-				scratch = appendOffsetsBlock(scratch[:0], gm, &tps)
+				scratch = appendOffsetsBlock(scratch[:0], gm, &sc)
 				w.uv(uint64(len(scratch)))
 				w.b = append(w.b, scratch...)
 			}
@@ -410,9 +410,24 @@ func (r *imageReader) topicPartitionsWithEpochs() []TopicPartitionsWithEpochs {
 }
 
 // targets writes a member-id -> partitions map (consumer and share target assignments).
-func (w *imageWriter) targets(m map[string][]TopicPartitions) {
+// targets writes a target assignment map. memberKeys, when not nil, are the group's member
+// ids, sorted: the target usually has exactly those keys, and then they need no second sort.
+func (w *imageWriter) targets(m map[string][]TopicPartitions, memberKeys []string) {
 	w.count(len(m), m == nil)
-	for _, k := range sortedKeys(m) {
+	keys := memberKeys
+	if len(keys) != len(m) {
+		keys = nil
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			keys = nil
+			break
+		}
+	}
+	if keys == nil && len(m) > 0 {
+		keys = sortedKeys(m)
+	}
+	for _, k := range keys {
 		w.str(k)
 		w.topicPartitions(m[k])
 	}
@@ -442,7 +457,8 @@ func (w *imageWriter) consumer(g *consumerGroup) {
 	w.v(int64(g.assignmentEpoch))
 	w.v(g.assignmentTimestamp)
 	w.count(len(g.members), g.members == nil)
-	for _, k := range sortedKeys(g.members) {
+	memberKeys := sortedKeys(g.members)
+	for _, k := range memberKeys {
 		m := g.members[k]
 		w.str(k)
 		w.str(m.MemberID)
@@ -472,7 +488,7 @@ func (w *imageWriter) consumer(g *consumerGroup) {
 		w.topicPartitionsWithEpochs(m.AssignedPartitions)
 		w.topicPartitionsWithEpochs(m.PartitionsPendingRevocation)
 	}
-	w.targets(g.target)
+	w.targets(g.target, memberKeys)
 	w.count(len(g.regexes), g.regexes == nil)
 	for _, k := range sortedKeys(g.regexes) {
 		re := g.regexes[k]
@@ -555,7 +571,8 @@ func (w *imageWriter) share(g *shareGroup) {
 	w.v(int64(g.assignmentEpoch))
 	w.v(g.assignmentTimestamp)
 	w.count(len(g.members), g.members == nil)
-	for _, k := range sortedKeys(g.members) {
+	memberKeys := sortedKeys(g.members)
+	for _, k := range memberKeys {
 		m := g.members[k]
 		w.str(k)
 		w.str(m.MemberID)
@@ -569,7 +586,7 @@ func (w *imageWriter) share(g *shareGroup) {
 		w.strs(m.SubscribedTopicNames)
 		w.topicPartitions(m.AssignedPartitions)
 	}
-	w.targets(g.target)
+	w.targets(g.target, memberKeys)
 }
 
 func (r *imageReader) share() *shareGroup {

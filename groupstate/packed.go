@@ -1,7 +1,6 @@
 package groupstate
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,37 +93,121 @@ func (gm *groupOffsets) appendPacked(out []CommittedOffset, groupID string) []Co
 	return out
 }
 
-// appendOffsetsBlock appends the block of an unpacked group; tps is scratch space.
-func appendOffsetsBlock(b []byte, gm *groupOffsets, tps *[]TopicPartition) []byte {
+// offsetScratch is reusable space for appendOffsetsBlock.
+type offsetScratch struct {
+	topics []string
+	rank   []uint64
+	keys   []uint64
+	vals   []OffsetAndMetadata
+	index  map[string]int
+}
+
+// topicIndex returns the index of topic in sc.topics, adding it when new: a linear search
+// over the few topics of a typical group, a map beyond that.
+func (sc *offsetScratch) topicIndex(topic string) int {
+	if sc.index == nil {
+		for i, t := range sc.topics {
+			if t == topic {
+				return i
+			}
+		}
+		if len(sc.topics) < 16 {
+			sc.topics = append(sc.topics, topic)
+			return len(sc.topics) - 1
+		}
+		sc.index = make(map[string]int, 2*len(sc.topics))
+		for i, t := range sc.topics {
+			sc.index[t] = i
+		}
+	}
+	if i, ok := sc.index[topic]; ok {
+		return i
+	}
+	sc.index[topic] = len(sc.topics)
+	sc.topics = append(sc.topics, topic)
+	return len(sc.topics) - 1
+}
+
+// appendOffsetsBlock appends the block of an unpacked group. The rows are ordered by
+// sorting integer keys (topic rank, partition) rather than (string, int) pairs: the topics
+// of a group are few, and this sort is most of the cost of writing offsets.
+func appendOffsetsBlock(b []byte, gm *groupOffsets, sc *offsetScratch) []byte {
+	sc.topics, sc.keys, sc.vals, sc.index = sc.topics[:0], sc.keys[:0], sc.vals[:0], nil
+	// A key is topic index (16 bits), partition with its sign bit flipped so that unsigned
+	// order is signed order (32 bits), and the row's index in vals (16 bits), which saves
+	// looking every value up again after the sort. Groups too big for that take the
+	// lookups (keys without the index).
+	small := len(gm.byTP) <= 1<<16
+	last, lastIdx := "", -1
+	for tp, om := range gm.byTP {
+		if lastIdx < 0 || tp.Topic != last {
+			last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
+		}
+		part := uint64(uint32(tp.Partition) ^ 0x80000000)
+		if small && lastIdx < 1<<16 {
+			sc.keys = append(sc.keys, uint64(lastIdx)<<48|part<<16|uint64(len(sc.vals)))
+			sc.vals = append(sc.vals, om)
+		} else {
+			small = false
+			sc.keys = append(sc.keys, uint64(lastIdx)<<32|part)
+		}
+	}
+	if !small {
+		// Some keys were written small before the group proved too big: redo them wide.
+		sc.vals = sc.vals[:0]
+		sc.keys = sc.keys[:0]
+		last, lastIdx = "", -1
+		for tp := range gm.byTP {
+			if lastIdx < 0 || tp.Topic != last {
+				last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
+			}
+			sc.keys = append(sc.keys, uint64(lastIdx)<<32|uint64(uint32(tp.Partition)^0x80000000))
+		}
+		return appendSortedOffsets(b, gm, sc, 32, nil)
+	}
+	return appendSortedOffsets(b, gm, sc, 48, sc.vals)
+}
+
+// appendSortedOffsets finishes appendOffsetsBlock: the topic index is the key's bits from
+// shift up, the partition the 32 bits below it, and with vals the row index the 16 bits
+// below that.
+func appendSortedOffsets(b []byte, gm *groupOffsets, sc *offsetScratch, shift uint, vals []OffsetAndMetadata) []byte {
+	low := uint64(1)<<shift - 1
+	// Rank the topics by name and rewrite the keys' topic halves with the ranks.
+	order := make([]int, len(sc.topics))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(sc.topics[a], sc.topics[b]) })
+	sc.rank = slices.Grow(sc.rank[:0], len(order))[:len(order)]
+	for r, i := range order {
+		sc.rank[i] = uint64(r)
+	}
+	for i, k := range sc.keys {
+		sc.keys[i] = sc.rank[k>>shift]<<shift | k&low
+	}
+	slices.Sort(sc.keys)
+
 	w := imageWriter{b: b}
-	s := (*tps)[:0]
-	for tp := range gm.byTP {
-		s = append(s, tp)
-	}
-	slices.SortFunc(s, func(a, b TopicPartition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Partition, b.Partition)
-	})
-	*tps = s
-	topics := 0
-	for j := range s {
-		if j == 0 || s[j].Topic != s[j-1].Topic {
-			topics++
-		}
-	}
-	w.uv(uint64(topics))
-	for j := 0; j < len(s); {
+	w.uv(uint64(len(order)))
+	for j := 0; j < len(sc.keys); {
+		r := sc.keys[j] >> shift
 		k := j + 1
-		for k < len(s) && s[k].Topic == s[j].Topic {
+		for k < len(sc.keys) && sc.keys[k]>>shift == r {
 			k++
 		}
-		w.str(s[j].Topic)
+		topic := sc.topics[order[r]]
+		w.str(topic)
 		w.uv(uint64(k - j))
 		for ; j < k; j++ {
-			w.v(int64(s[j].Partition))
-			w.offset(gm.byTP[s[j]])
+			key := sc.keys[j]
+			p := int32(uint32(key>>(shift-32)) ^ 0x80000000)
+			w.v(int64(p))
+			if vals != nil {
+				w.offset(vals[key&0xffff])
+			} else {
+				w.offset(gm.byTP[TopicPartition{topic, p}])
+			}
 		}
 	}
 	return w.b

@@ -21,7 +21,7 @@ const imageLayout = 1
 // imagePartBytes is the size a part aims at: big enough that msgpack framing and goroutine
 // hand-offs cost nothing, small enough to spread a state over the cores and to bound the
 // memory of parts in flight.
-const imagePartBytes = 1 << 20
+var imagePartBytes = 1 << 20
 
 // imagePayload is the payload of kind SnapshotKind ("replay/v2").
 type imagePayload struct {
@@ -52,61 +52,55 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 	if err := first(e.ArrayLen(3), e.Int(imageLayout), e.Bytes(im.st.AppendImageHead(nil)), e.ArrayLen(n)); err != nil {
 		return err
 	}
+	// The feeder hands out part numbers in order, each with a buffer from free: a part
+	// waiting to be written always has its buffer, so taking them in order cannot starve
+	// the part the writer waits for. At most 2 per core are in memory at once.
 	w := workers()
+	type job struct {
+		i   int
+		buf []byte
+	}
 	results := make([]chan []byte, n)
 	for i := range results {
-		results[i] = make(chan []byte, 1)
+		results[i] = make(chan []byte, 1) // workers never wait for the writer
 	}
-	free := make(chan []byte, 2*w) // recycled buffers; also the bound on parts in flight
+	free := make(chan []byte, 2*w)
 	for range 2 * w {
 		free <- nil
 	}
-	next := make(chan int)
+	jobs := make(chan job)
 	done := make(chan struct{})
 	defer close(done)
-	var wg sync.WaitGroup
-	for range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				var buf []byte
-				select {
-				case buf = <-free:
-				case <-done:
-					return
-				}
-				results[i] <- im.st.AppendImagePart(buf[:0], plan, i)
-			}
-		}()
-	}
 	go func() {
-		defer close(next)
+		defer close(jobs)
 		for i := range n {
+			var buf []byte
 			select {
-			case next <- i:
+			case buf = <-free:
+			case <-done:
+				return
+			}
+			select {
+			case jobs <- job{i, buf}:
 			case <-done:
 				return
 			}
 		}
 	}()
-	var err error
+	for range w {
+		go func() {
+			for j := range jobs {
+				results[j.i] <- im.st.AppendImagePart(j.buf[:0], plan, j.i)
+			}
+		}()
+	}
 	for i := range n {
 		b := <-results[i]
-		if err == nil {
-			err = e.Bytes(b)
+		if err := e.Bytes(b); err != nil {
+			return err // done stops the feeder; the workers finish their parts and end
 		}
 		free <- b
-		if err != nil {
-			break
-		}
 	}
-	if err != nil {
-		// Let the workers drain: done stops them taking buffers, and each result channel
-		// has room for the one part a worker may still be finishing.
-		return err
-	}
-	wg.Wait()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"reflect"
 	"strconv"
 	"strings"
@@ -465,4 +466,35 @@ func TestOffsetTableRoundTrip(t *testing.T) {
 	_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got)
 	require.NoError(t, err)
 	require.Equal(t, big, got.T)
+}
+
+// TestSnapshotManySmallParts encodes and decodes states split into thousands of parts of
+// uneven cost on more goroutines than cores: the part pipeline must neither deadlock nor
+// reorder, and the bytes must not depend on the split's scheduling.
+func TestSnapshotManySmallParts(t *testing.T) {
+	defer func(n int) { imagePartBytes = n }(imagePartBytes)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	src := genMem(genSpec{Seed: 12, Groups: 300, Members: 3, Offsets: 20, Churn: 3000})
+	e := fullReplay(t, src, 0, Options{})
+	var want []byte
+	for _, size := range []int{1, 700, 1 << 20} {
+		imagePartBytes = size
+		for range 5 {
+			var buf bytes.Buffer
+			_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
+			require.NoError(t, err)
+			st, _, _, _, err := decodeState(SnapshotKind, func(into any) error {
+				_, err := snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), into)
+				return err
+			})
+			require.NoError(t, err)
+			require.True(t, groupstate.Equal(e.State(), st), "part size %d", size)
+			if size == 1<<20 {
+				if want == nil {
+					want = buf.Bytes()
+				}
+				require.Equal(t, want, buf.Bytes())
+			}
+		}
+	}
 }
