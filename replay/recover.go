@@ -183,8 +183,9 @@ type Recovery struct {
 	// transaction markers and other control records).
 	TailRecords int64
 	TailBatches int64
-	// Phase durations: finding and verifying the snapshot file (a full read with its CRC),
-	// decoding it, rebuilding the state, replaying the tail.
+	// Phase durations: finding the snapshot and checking its header, meta and trailer
+	// (Verify); reading it once, matching its checksum and decoding its parts on every core
+	// (Decode); adding the parts to the state (Restore); replaying the tail.
 	Verify, Decode, Restore, Tail time.Duration
 	// Loaded says which snapshots were skipped and why; Messages renders it.
 	Loaded snapshot.Loaded

@@ -57,10 +57,14 @@
 //     directory. A crash at any instant leaves every earlier snapshot untouched and the new
 //     one either whole or absent (a leftover *.tmp is removed by OpenStore). Retention
 //     (Options.Retain) deletes older snapshots only after the new one is durable.
-//   - Verified before use: Load and Read read the whole file and match the CRC before
-//     decoding a byte of payload. Decoding does not trust lengths either: preallocations
-//     are bounded by the payload bytes left (Decoder.Prealloc, BytesBuf), so even a damaged
-//     payload whose CRC matched fails cleanly (fuzz targets in snapshot and replay).
+//   - Verified before use: a payload is returned only from a file whose checksum matched.
+//     Open, Read and Verify read the whole file and match the CRC before decoding a byte;
+//     Load's snapshots match it in the one sequential pass that decodes the payload (every
+//     byte checksummed as the decoder reads it; the result is discarded and the file
+//     treated as corrupt on a mismatch), which reads a large snapshot once instead of
+//     twice. Decoding does not trust lengths either: preallocations are bounded by the
+//     payload bytes left (Decoder.Prealloc, BytesBuf), so even damaged bytes fail cleanly
+//     (fuzz targets in snapshot and replay).
 //   - Newest valid first: Load tries a partition's snapshots from the highest offset down. A
 //     corrupt or truncated file is renamed to <name>.broken (never deleted; *.broken.N when
 //     that exists) and the next older one is tried; a file of a newer format version, or one

@@ -201,19 +201,9 @@ func ReadHeader(r io.ReaderAt, size int64) (Header, error) {
 // memory and never decodes the payload, so damaged lengths inside it cannot cause large
 // allocations.
 func Verify(r io.ReaderAt, size int64) (Header, error) {
-	h, err := ReadHeader(r, size)
+	h, want, err := readTrailer(r, size)
 	if err != nil {
 		return h, err
-	}
-	var tr [trailerSize]byte
-	if _, err := r.ReadAt(tr[:], size-trailerSize); err != nil {
-		return h, fmt.Errorf("%w: read trailer: %v", ErrCorrupt, err)
-	}
-	if string(tr[12:]) != trailerMagic {
-		return h, fmt.Errorf("%w: no trailer at the end of the %d-byte file (truncated or partly written)", ErrCorrupt, size)
-	}
-	if pl := int64(binary.BigEndian.Uint64(tr[0:])); pl != h.PayloadLen {
-		return h, fmt.Errorf("%w: trailer says %d payload bytes, the file holds %d (truncated or extended)", ErrCorrupt, pl, h.PayloadLen)
 	}
 	crc := uint32(0)
 	buf := make([]byte, bufSize)
@@ -228,10 +218,69 @@ func Verify(r io.ReaderAt, size int64) (Header, error) {
 		crc = crc32.Update(crc, castagnoli, buf[:n])
 		pos += n
 	}
-	if want := binary.BigEndian.Uint32(tr[8:]); crc != want {
+	if crc != want {
 		return h, fmt.Errorf("%w: checksum %08x, trailer says %08x", ErrCorrupt, crc, want)
 	}
 	return h, nil
+}
+
+// readTrailer reads the header and checks the trailer (magic and payload length), and
+// returns the checksum the trailer holds: everything but the checksum itself.
+func readTrailer(r io.ReaderAt, size int64) (Header, uint32, error) {
+	h, err := ReadHeader(r, size)
+	if err != nil {
+		return h, 0, err
+	}
+	var tr [trailerSize]byte
+	if _, err := r.ReadAt(tr[:], size-trailerSize); err != nil {
+		return h, 0, fmt.Errorf("%w: read trailer: %v", ErrCorrupt, err)
+	}
+	if string(tr[12:]) != trailerMagic {
+		return h, 0, fmt.Errorf("%w: no trailer at the end of the %d-byte file (truncated or partly written)", ErrCorrupt, size)
+	}
+	if pl := int64(binary.BigEndian.Uint64(tr[0:])); pl != h.PayloadLen {
+		return h, 0, fmt.Errorf("%w: trailer says %d payload bytes, the file holds %d (truncated or extended)", ErrCorrupt, pl, h.PayloadLen)
+	}
+	return h, binary.BigEndian.Uint32(tr[8:]), nil
+}
+
+// decodeVerifying decodes the payload of a file whose header and trailer were checked
+// (readTrailer gave want) and matches the checksum in the same sequential pass: every byte
+// the decoder reads is checksummed on its way in, and the payload is used only when the
+// whole file matched. On a mismatch the error is the checksum's (ErrCorrupt), whatever the
+// decoder made of the damaged bytes: the rest of the file is read to tell.
+func decodeVerifying(r io.ReaderAt, h Header, want uint32, into any) error {
+	if err := checkPayloadType(reflect.TypeOf(into)); err != nil {
+		return err
+	}
+	head := make([]byte, h.MetaEnd)
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return fmt.Errorf("%w: read header: %v", ErrCorrupt, err)
+	}
+	cr := &crcReader{r: io.NewSectionReader(r, h.MetaEnd, h.PayloadLen), crc: crc32.Checksum(head, castagnoli)}
+	derr := decodeFrom(cr, h.PayloadLen, into)
+	if derr != nil {
+		// Finish the checksum: a damaged file says so rather than how its bytes decoded.
+		if _, err := io.Copy(io.Discard, cr); err != nil {
+			return fmt.Errorf("%w: read payload: %v", ErrCorrupt, err)
+		}
+	}
+	if cr.crc != want {
+		return fmt.Errorf("%w: checksum %08x, trailer says %08x", ErrCorrupt, cr.crc, want)
+	}
+	return derr
+}
+
+// crcReader checksums what it reads.
+type crcReader struct {
+	r   io.Reader
+	crc uint32
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	return n, err
 }
 
 // DecodePayload decodes the payload of a file whose header is h into into (a pointer). Call
@@ -241,7 +290,13 @@ func DecodePayload(r io.ReaderAt, h Header, into any) error {
 	if err := checkPayloadType(reflect.TypeOf(into)); err != nil {
 		return err
 	}
-	lr := &io.LimitedReader{R: io.NewSectionReader(r, h.MetaEnd, h.PayloadLen), N: h.PayloadLen}
+	return decodeFrom(io.NewSectionReader(r, h.MetaEnd, h.PayloadLen), h.PayloadLen, into)
+}
+
+// decodeFrom decodes a payload of n bytes read from pr into into; it fails with ErrCorrupt
+// when the payload does not decode into into's type or does not end exactly after n bytes.
+func decodeFrom(pr io.Reader, n int64, into any) error {
+	lr := &io.LimitedReader{R: pr, N: n}
 	br := bufio.NewReaderSize(lr, bufSize)
 	dec := msgpack.NewDecoder(br)
 	// Unmarshalers bound their preallocations by the bytes left (Decoder.Prealloc).

@@ -339,3 +339,37 @@ func TestFormatCompatibility(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadChecksumWhileDecoding damages a byte inside a string of the payload, so that the
+// payload still decodes: Load's snapshots match the checksum in the pass that decodes them,
+// and the decoded value of a damaged file is never used.
+func TestLoadChecksumWhileDecoding(t *testing.T) {
+	s := openStore(t, 0)
+	_, err := s.Write(meta(0, 100), sampleState(30, 2, 4))
+	require.NoError(t, err)
+	in, err := s.Write(meta(0, 200), sampleState(40, 2, 4))
+	require.NoError(t, err)
+	b, err := os.ReadFile(in.Path)
+	require.NoError(t, err)
+	i := bytes.Index(b, []byte("group-000017"))
+	require.Positive(t, i)
+	b[i+len("group-0000")] = 'X' // group-0000X7: still a valid string
+	require.NoError(t, os.WriteFile(in.Path, b, 0o644))
+
+	var decoded []state
+	l, err := s.Load(0, func(sn *snapshot.Snapshot) error {
+		var got state
+		if err := sn.Decode(&got); err != nil {
+			require.ErrorIs(t, err, snapshot.ErrCorrupt)
+			require.Contains(t, err.Error(), "checksum")
+			return err
+		}
+		decoded = append(decoded, got)
+		return nil
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, l.Used.NextOffset)
+	require.Equal(t, []state{sampleState(30, 2, 4)}, decoded, "only the intact snapshot's payload is returned")
+	require.Len(t, l.Skipped, 1)
+	require.Equal(t, in.Name+".broken", l.Skipped[0].MovedTo)
+}

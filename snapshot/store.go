@@ -280,23 +280,37 @@ func checkName(in Info, h Header) error {
 	return nil
 }
 
-// Snapshot is an opened, verified snapshot file, handed to Load's callback.
+// Snapshot is an opened snapshot file whose header, meta and trailer were checked. Its
+// checksum is matched either before Decode (Open, Read) or by Decode itself, in the pass
+// that decodes the payload (the snapshots Load hands out): either way Decode returns a
+// payload only from a file whose checksum matched.
 type Snapshot struct {
 	Info
 	f *os.File
+	// crc is the trailer's checksum, still to be matched by Decode when verified is false.
+	crc      uint32
+	verified bool
 }
 
 // Meta returns the snapshot's metadata.
 func (sn *Snapshot) Meta() Meta { return sn.Header.Meta }
 
-// Decode decodes the payload into into (a pointer to the type that was written).
-func (sn *Snapshot) Decode(into any) error { return DecodePayload(sn.f, sn.Header, into) }
+// Decode decodes the payload into into (a pointer to the type that was written). It fails
+// with ErrCorrupt when the file's checksum does not match, even if the bytes decoded.
+func (sn *Snapshot) Decode(into any) error {
+	if sn.verified {
+		return DecodePayload(sn.f, sn.Header, into)
+	}
+	return decodeVerifying(sn.f, sn.Header, sn.crc, into)
+}
 
 // Close closes a snapshot returned by Open (Load closes the ones it hands out itself).
 func (sn *Snapshot) Close() error { return sn.f.Close() }
 
-// open opens and verifies the snapshot file described by in.
-func open(in Info) (*Snapshot, error) {
+// open opens the snapshot file described by in and checks it: the whole file (its
+// checksum) when verify is set, else its header, meta and trailer, leaving the checksum to
+// Decode, which reads the file once instead of twice.
+func open(in Info, verify bool) (*Snapshot, error) {
 	f, err := os.Open(in.Path)
 	if err != nil {
 		return nil, err
@@ -307,7 +321,13 @@ func open(in Info) (*Snapshot, error) {
 		return nil, err
 	}
 	in.Size = st.Size()
-	h, err := Verify(f, in.Size)
+	var h Header
+	var crc uint32
+	if verify {
+		h, err = Verify(f, in.Size)
+	} else {
+		h, crc, err = readTrailer(f, in.Size)
+	}
 	if err == nil {
 		err = checkName(in, h)
 	}
@@ -316,7 +336,7 @@ func open(in Info) (*Snapshot, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Snapshot{Info: in, f: f}, nil
+	return &Snapshot{Info: in, f: f, crc: crc, verified: verify}, nil
 }
 
 // Verify reads and checks the whole snapshot file name (checksum, trailer, name), without
@@ -326,7 +346,7 @@ func (s *Store) Verify(name string) (Info, error) {
 	if err != nil {
 		return in, err
 	}
-	sn, err := open(in)
+	sn, err := open(in, true)
 	if err != nil {
 		in.Err = err
 		return in, err
@@ -342,7 +362,7 @@ func (s *Store) Read(name string, into any) (Info, error) {
 	if err != nil {
 		return in, err
 	}
-	sn, err := open(in)
+	sn, err := open(in, true)
 	if err != nil {
 		return in, err
 	}
@@ -358,7 +378,7 @@ func (s *Store) Open(name string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(in)
+	return open(in, true)
 }
 
 func (s *Store) info(name string) (Info, error) {
@@ -409,7 +429,9 @@ func (l Loaded) Messages() []string {
 }
 
 // Load finds the newest usable snapshot of partition p. Snapshots are tried newest first;
-// each is verified whole before use is called with it. A corrupt or truncated file is renamed
+// use is called with each whose header, meta and trailer check, and its Decode matches the
+// checksum of the whole file in the same pass that decodes the payload (so use must
+// return Decode's error: a mismatch is ErrCorrupt). A corrupt or truncated file is renamed
 // to <name>.broken (never deleted) and the next older one tried; a file of a newer format, or
 // one use refuses with an error that is not ErrCorrupt, is left in place and skipped. The
 // Loaded result says what was skipped and why. When nothing is usable Load returns
@@ -426,7 +448,7 @@ func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 		return l, err
 	}
 	for _, in := range infos {
-		sn, err := open(in)
+		sn, err := open(in, false)
 		if err == nil {
 			err = use(sn)
 			sn.f.Close()

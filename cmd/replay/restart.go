@@ -28,8 +28,8 @@ func newRestartCmd(stdout, stderr io.Writer) *cobra.Command {
 valid snapshot in <db>/snapshots (a corrupt one is moved aside to *.broken and the next older
 one used; snapshots built with other Kafka rules are skipped) and replays only the log after
 it. It reports the snapshot offset, the records replayed from the tail and the time of each
-phase: verify (read the whole snapshot and check its CRC), decode, restore (rebuild the
-state), tail. With no usable snapshot it replays the whole log.
+phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
+once, matching its CRC, and decode it on every core), restore (assemble the state), tail. With no usable snapshot it replays the whole log.
 
 --compare-full also replays the whole log, reports how much faster the restart was and checks
 that both give the same state.`,
