@@ -61,6 +61,10 @@ func (p *ImagePlan) NumParts() int { return len(p.cuts) - 1 }
 // PlanImage splits the state into parts of about targetBytes each (estimated from member and
 // offset counts; a big group makes a big part). The plan is valid until the state changes.
 func (s *State) PlanImage(targetBytes int) *ImagePlan {
+	if len(s.unchecked) > 0 {
+		// Packed blocks are written out as they are: never ones nobody checked.
+		panic("groupstate: PlanImage on a state whose offsets were not checked (State.OffsetCheck)")
+	}
 	ids := make([]string, 0, len(s.groups)+len(s.offsets))
 	for id := range s.groups {
 		ids = append(ids, id)
@@ -887,6 +891,8 @@ func (r *imageReader) streams() *streamsGroup {
 type ImagePart struct {
 	entries []imageEntry
 	offsets int
+	// unchecked are the offset blocks DecodeImagePartUnchecked left for an OffsetCheck.
+	unchecked []uncheckedBlock
 }
 
 type imageEntry struct {
@@ -898,7 +904,17 @@ type imageEntry struct {
 // DecodeImagePart decodes one part. The state's strings will be substrings of data (no
 // copies: data stays referenced while any of them lives). It touches no state, so parts may
 // be decoded concurrently.
-func DecodeImagePart(data string) (*ImagePart, error) {
+func DecodeImagePart(data string) (*ImagePart, error) { return decodeImagePart(data, true) }
+
+// DecodeImagePartUnchecked is DecodeImagePart without checking the committed-offset blocks,
+// most of a part's bytes and of its decode time: the state built from such parts holds them
+// unchecked until an OffsetCheck (State.OffsetCheck) has run, which a caller may do on idle
+// cores while it goes on using the state. Until then reads and mutations of those offsets
+// are safe (bounded, never a panic) but may see garbage, which a mutation records in
+// State.ImageErr; a state is only good once its check passed and ImageErr is nil.
+func DecodeImagePartUnchecked(data string) (*ImagePart, error) { return decodeImagePart(data, false) }
+
+func decodeImagePart(data string, checkOffsets bool) (*ImagePart, error) {
 	r := &imageReader{s: data, what: "part header"}
 	n := r.length(2, "entries")
 	if r.err != nil {
@@ -922,8 +938,11 @@ func DecodeImagePart(data string) (*ImagePart, error) {
 			e.g = r.group()
 		}
 		if flags&imageHasOffsets != 0 {
-			if e.off = r.groupOffsets(e.id); e.off != nil {
+			if e.off = r.groupOffsets(e.id, checkOffsets); e.off != nil {
 				p.offsets += e.off.n()
+				if !checkOffsets && e.off.packed != "" {
+					p.unchecked = append(p.unchecked, uncheckedBlock{id: e.id, block: e.off.packed, count: e.off.count})
+				}
 			}
 		}
 		if r.err != nil {
@@ -939,9 +958,9 @@ func DecodeImagePart(data string) (*ImagePart, error) {
 }
 
 // groupOffsets reads one id's offsets: their number and their block, which stays packed in
-// the state until a mutation needs it (packed.go). The block is checked here, completely, so
-// that unpacking it later cannot fail.
-func (r *imageReader) groupOffsets(id string) *groupOffsets {
+// the state until a mutation needs it (packed.go). With check the block is checked here,
+// completely, so that unpacking it later cannot fail; else an OffsetCheck does it later.
+func (r *imageReader) groupOffsets(id string, check bool) *groupOffsets {
 	n := r.length(8, "offsets")
 	block := r.str()
 	if r.err != nil {
@@ -955,14 +974,11 @@ func (r *imageReader) groupOffsets(id string) *groupOffsets {
 		}
 		return &groupOffsets{id: id, topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
 	}
-	count, err := scanOffsetsBlock(block)
-	if err != nil {
-		r.fail("%s", strings.TrimPrefix(err.Error(), ErrImageCorrupt.Error()+": "))
-		return nil
-	}
-	if count != n {
-		r.fail("offsets: %d in the block, %d announced", count, n)
-		return nil
+	if check {
+		if err := checkOffsetsBlock(block, n); err != nil {
+			r.fail("%s", strings.TrimPrefix(err.Error(), ErrImageCorrupt.Error()+": "))
+			return nil
+		}
 	}
 	return &groupOffsets{id: id, packed: block, count: n}
 }
@@ -1075,6 +1091,7 @@ func (s *State) AddImagePart(p *ImagePart) error {
 		t.lastID = p.entries[n-1].id
 	}
 	s.numOffsets += p.offsets
+	s.unchecked = append(s.unchecked, p.unchecked...)
 	return nil
 }
 

@@ -89,6 +89,22 @@ func imageRoundTrip(t *testing.T, s *State) {
 			first = bytes.Join(append([][]byte{head}, parts...), nil)
 		}
 	}
+	// Decoded without checking the offsets, then checked: the same state.
+	{
+		head, parts := encodeImage(s, 200)
+		st, err := NewFromImageHead(string(head))
+		require.NoError(t, err)
+		for _, b := range parts {
+			p, err := DecodeImagePartUnchecked(string(b))
+			require.NoError(t, err)
+			require.NoError(t, st.AddImagePart(p))
+		}
+		require.NoError(t, st.FinishImage())
+		c := st.OffsetCheck()
+		c.Run()
+		require.NoError(t, c.Err())
+		requireSameInternals(t, s, st)
+	}
 	// A decoded state is live: replay continues on it (unpacking offsets as it goes) like on
 	// the original, and a partly unpacked state encodes to the same bytes.
 	h, p := encodeImage(s, 64)
@@ -202,7 +218,7 @@ func TestImageRejectsDamage(t *testing.T) {
 // image.go must then learn it (and the snapshot format of package replay may need a bump).
 func TestImageCoversEveryField(t *testing.T) {
 	fields := map[reflect.Type]int{
-		reflect.TypeFor[State]():                       11,
+		reflect.TypeFor[State]():                       13,
 		reflect.TypeFor[groupOffsets]():                5,
 		reflect.TypeFor[OffsetAndMetadata]():           7,
 		reflect.TypeFor[classicGroup]():                6,
@@ -278,4 +294,45 @@ func TestImageHugeGroup(t *testing.T) {
 	got, err := decodeImage(head, parts)
 	require.NoError(t, err)
 	requireSameInternals(t, s, got)
+}
+
+// TestImageUncheckedDamagedOffsets damages an offset block without touching the part's
+// structure: a checked decode refuses it, an unchecked one defers it to the OffsetCheck, and
+// a mutation that unpacks it first records the damage in ImageErr; nothing panics.
+func TestImageUncheckedDamagedOffsets(t *testing.T) {
+	s := New(Kafka44)
+	for p := range 5 {
+		require.NoError(t, s.ReplayOffsetCommit(int64(p), NoProducerID, "g", "t", int32(p), OffsetCommitValue{Offset: 7, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	}
+	head, parts := encodeImage(s, 1<<20)
+	require.Len(t, parts, 1)
+	b := append([]byte{}, parts[0]...)
+	b[len(b)-1] = 0x80 // the last row's record offset now runs past the block
+	_, err := decodeImage(head, [][]byte{b})
+	require.ErrorIs(t, err, ErrImageCorrupt)
+
+	load := func() *State {
+		st, err := NewFromImageHead(string(head))
+		require.NoError(t, err)
+		p, err := DecodeImagePartUnchecked(string(b))
+		require.NoError(t, err)
+		require.NoError(t, st.AddImagePart(p))
+		require.NoError(t, st.FinishImage())
+		return st
+	}
+	st := load()
+	c := st.OffsetCheck()
+	require.Equal(t, 1, c.Len())
+	c.Run()
+	require.ErrorIs(t, c.Err(), ErrImageCorrupt)
+	require.Contains(t, c.Err().Error(), `offsets of group "g"`)
+
+	st = load()
+	_ = st.Offsets("g") // reads of a damaged block stop where it breaks
+	_, _ = st.Offset("g", "t", 4)
+	require.Nil(t, st.ImageErr())
+	require.NoError(t, st.ReplayOffsetCommit(100, NoProducerID, "g", "t", 9, OffsetCommitValue{Offset: 1, LeaderEpoch: -1, ExpireTimestamp: -1}))
+	require.ErrorIs(t, st.ImageErr(), ErrImageCorrupt)
+	require.Equal(t, len(st.Offsets("g")), st.NumOffsets(), "the count follows what was unpacked")
+	require.Panics(t, func() { st.PlanImage(1 << 20) }, "unchecked blocks are never written out")
 }

@@ -134,7 +134,7 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
 		s.offsets[gm.id] = gm
 	}
-	gm.unpack()
+	s.unpackOffsets(gm)
 	t := gm.intern(topic)
 	n := len(gm.byTP)
 	gm.byTP[TopicPartition{t, partition}] = om
@@ -151,7 +151,7 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 // same group, topic and partition. Groups are not touched. It never fails.
 func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
 	if gm := s.offsets[groupID]; gm != nil {
-		gm.unpack()
+		s.unpackOffsets(gm)
 		n := len(gm.byTP)
 		delete(gm.byTP, TopicPartition{topic, partition})
 		s.numOffsets -= n - len(gm.byTP)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Packed offsets. Committed offsets are most of a coordinator's state, and most groups are
@@ -31,36 +33,55 @@ func (gm *groupOffsets) n() int {
 	return len(gm.byTP)
 }
 
-// unpack builds the maps of a packed group (mutators call it first).
-func (gm *groupOffsets) unpack() {
+// unpackOffsets builds the maps of a packed group (mutators call it first). A damaged
+// block (only possible before an OffsetCheck passed) unpacks to what could be read, the
+// offset count follows, and the first such error is kept for ImageErr.
+func (s *State) unpackOffsets(gm *groupOffsets) {
 	if gm.packed == "" {
 		return
 	}
-	r := &imageReader{s: gm.packed, what: "packed offsets"}
-	topics := int(r.uv())
+	before := gm.count
+	if err := gm.unpack(); err != nil && s.imageErr == nil {
+		s.imageErr = err
+	}
+	s.numOffsets += len(gm.byTP) - before
+}
+
+// ImageErr reports the first damaged offset block a mutation met in a state decoded with
+// DecodeImagePartUnchecked (nil for any other state).
+func (s *State) ImageErr() error { return s.imageErr }
+
+// unpack builds the maps of a packed group; it fails only on a damaged block.
+func (gm *groupOffsets) unpack() error {
+	r := &imageReader{s: gm.packed, what: "packed offsets of group " + gm.id}
+	topics := r.length(2, "topics")
 	gm.topics = make(map[string]string, topics)
-	gm.byTP = make(map[TopicPartition]OffsetAndMetadata, gm.count)
+	gm.byTP = make(map[TopicPartition]OffsetAndMetadata, min(gm.count, len(gm.packed)/8))
 	for range topics {
 		topic := r.str()
 		gm.topics[topic] = topic
-		for range r.uv() {
+		for range r.length(8, "offsets") {
 			part := r.i32()
-			gm.byTP[TopicPartition{topic, part}] = r.offset()
+			om := r.offset()
+			if r.err != nil {
+				break
+			}
+			gm.byTP[TopicPartition{topic, part}] = om
 		}
 	}
-	if r.err != nil || len(gm.byTP) != gm.count {
-		// scanOffsetsBlock accepted this block: a failure here is a bug, not bad input.
-		panic(fmt.Sprintf("groupstate: unpacking checked offsets of group %q: %v (%d of %d)", gm.id, r.err, len(gm.byTP), gm.count))
+	if r.err == nil && (r.left() != 0 || len(gm.byTP) != gm.count) {
+		r.fail("%d offsets unpacked, %d announced, %d bytes left", len(gm.byTP), gm.count, r.left())
 	}
 	gm.packed, gm.count = "", 0
+	return r.err
 }
 
 // getPacked finds one offset in the packed block.
 func (gm *groupOffsets) getPacked(topic string, partition int32) (OffsetAndMetadata, bool) {
 	r := &imageReader{s: gm.packed, what: "packed offsets"}
-	for range r.uv() {
+	for range r.length(2, "topics") {
 		t := r.str()
-		rows := r.uv()
+		rows := r.length(8, "offsets")
 		if t != topic {
 			for range rows {
 				r.i32()
@@ -83,11 +104,15 @@ func (gm *groupOffsets) getPacked(topic string, partition int32) (OffsetAndMetad
 // appendPacked appends the packed offsets, in their (sorted) order, as CommittedOffsets.
 func (gm *groupOffsets) appendPacked(out []CommittedOffset, groupID string) []CommittedOffset {
 	r := &imageReader{s: gm.packed, what: "packed offsets"}
-	for range r.uv() {
+	for range r.length(2, "topics") {
 		t := r.str()
-		for range r.uv() {
+		for range r.length(8, "offsets") {
 			p := r.i32()
-			out = append(out, CommittedOffset{GroupID: groupID, Topic: t, Partition: p, OffsetAndMetadata: r.offset()})
+			om := r.offset()
+			if r.err != nil {
+				return out
+			}
+			out = append(out, CommittedOffset{GroupID: groupID, Topic: t, Partition: p, OffsetAndMetadata: om})
 		}
 	}
 	return out
@@ -211,6 +236,70 @@ func appendSortedOffsets(b []byte, gm *groupOffsets, sc *offsetScratch, shift ui
 		}
 	}
 	return w.b
+}
+
+// checkOffsetsBlock checks a block that should hold n offsets.
+func checkOffsetsBlock(block string, n int) error {
+	count, err := scanOffsetsBlock(block)
+	if err == nil && count != n {
+		err = fmt.Errorf("%w: offsets: %d in the block, %d announced", ErrImageCorrupt, count, n)
+	}
+	return err
+}
+
+// uncheckedBlock is a packed offset block awaiting its OffsetCheck.
+type uncheckedBlock struct {
+	id    string
+	block string
+	count int
+}
+
+// OffsetCheck checks the offset blocks a state decoded with DecodeImagePartUnchecked left
+// unchecked. It holds its own references to the blocks (strings, never written), so its Run
+// may go on, on any number of goroutines, while the state is read and mutated.
+type OffsetCheck struct {
+	blocks []uncheckedBlock
+	next   atomic.Int64
+	failed atomic.Bool
+	mu     sync.Mutex
+	err    error
+}
+
+// OffsetCheck takes over the state's unchecked offset blocks (none for a state not decoded
+// unchecked). Call it while nothing else uses the state.
+func (s *State) OffsetCheck() *OffsetCheck {
+	c := &OffsetCheck{blocks: s.unchecked}
+	s.unchecked = nil
+	return c
+}
+
+// Len returns the number of blocks to check.
+func (c *OffsetCheck) Len() int { return len(c.blocks) }
+
+// Run checks blocks until none is left or one failed. Several goroutines may run it.
+func (c *OffsetCheck) Run() {
+	for !c.failed.Load() {
+		i := c.next.Add(1) - 1
+		if i >= int64(len(c.blocks)) {
+			return
+		}
+		b := c.blocks[i]
+		if err := checkOffsetsBlock(b.block, b.count); err != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = fmt.Errorf("offsets of group %q: %w", b.id, err)
+			}
+			c.mu.Unlock()
+			c.failed.Store(true)
+		}
+	}
+}
+
+// Err returns the first damaged block found; call it after every Run returned.
+func (c *OffsetCheck) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // scanOffsetsBlock checks a block and counts its offsets.

@@ -59,6 +59,11 @@ type State struct {
 
 	// imageTotals is set between NewFromImageHead and FinishImage (image.go).
 	imageTotals *imageTotals
+	// unchecked are the packed offset blocks of a state decoded with
+	// DecodeImagePartUnchecked that no OffsetCheck has taken yet; imageErr is the first
+	// damaged block a mutation unpacked (packed.go).
+	unchecked []uncheckedBlock
+	imageErr  error
 }
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or

@@ -95,23 +95,32 @@ func (p *snapshotPayload) dump() (groupstate.Dump, error) {
 // a state and counters. decodeDur is the payload decode; restoreDur rebuilding the state
 // from it. A v2 payload decodes its parts on every core while it reads them; its restore
 // time is adding the decoded parts to the state.
-func decodeState(kind string, decode func(any) error) (st *groupstate.State, stats Stats, decodeDur, restoreDur time.Duration, err error) {
+//
+// A v2 state's committed-offset blocks are checked after the decode (groupstate.OffsetCheck):
+// with deferCheck the check is returned for the caller to run (RecoverTo runs it beside the
+// tail), else it runs here, on every core, as part of the restore time.
+func decodeState(kind string, decode func(any) error, deferCheck bool) (st *groupstate.State, stats Stats, decodeDur, restoreDur time.Duration, check *groupstate.OffsetCheck, err error) {
 	start := time.Now()
 	switch kind {
 	case SnapshotKind:
 		var pl imagePayload
 		if err := decode(&pl); err != nil {
-			return nil, stats, time.Since(start), 0, err
+			return nil, stats, time.Since(start), 0, nil, err
 		}
 		if pl.State.st == nil {
-			return nil, stats, time.Since(start), 0, fmt.Errorf("%w: payload without a state", snapshot.ErrCorrupt)
+			return nil, stats, time.Since(start), 0, nil, fmt.Errorf("%w: payload without a state", snapshot.ErrCorrupt)
 		}
-		total := time.Since(start)
-		return pl.State.st, pl.Stats, total - pl.State.merge, pl.State.merge, nil
+		decodeDur = time.Since(start) - pl.State.merge
+		check = pl.State.st.OffsetCheck()
+		if !deferCheck {
+			err := checkOffsets(check, workers())
+			return pl.State.st, pl.Stats, decodeDur, time.Since(start) - decodeDur, nil, err
+		}
+		return pl.State.st, pl.Stats, decodeDur, pl.State.merge, check, nil
 	case snapshotKindV1:
 		var pl snapshotPayload
 		if err := decode(&pl); err != nil {
-			return nil, stats, time.Since(start), 0, err
+			return nil, stats, time.Since(start), 0, nil, err
 		}
 		decoded := time.Now()
 		d, err := pl.dump()
@@ -121,9 +130,9 @@ func decodeState(kind string, decode func(any) error) (st *groupstate.State, sta
 				err = fmt.Errorf("restore state: %w", err)
 			}
 		}
-		return st, pl.Stats, decoded.Sub(start), time.Since(decoded), err
+		return st, pl.Stats, decoded.Sub(start), time.Since(decoded), nil, err
 	default:
-		return nil, stats, 0, 0, fmt.Errorf("payload kind %q, this build reads %q and %q", kind, SnapshotKind, snapshotKindV1)
+		return nil, stats, 0, 0, nil, fmt.Errorf("payload kind %q, this build reads %q and %q", kind, SnapshotKind, snapshotKindV1)
 	}
 }
 
@@ -187,6 +196,9 @@ type Recovery struct {
 	// (Verify); reading it once, matching its checksum and decoding its parts on every core
 	// (Decode); adding the parts to the state (Restore); replaying the tail.
 	Verify, Decode, Restore, Tail time.Duration
+	// Check is how long the check of the restored offsets ran on after the tail (it runs
+	// beside the tail replay, on the other cores).
+	Check time.Duration
 	// Loaded says which snapshots were skipped and why; Messages renders it.
 	Loaded snapshot.Loaded
 }
@@ -196,7 +208,7 @@ type Recovery struct {
 func (r *Recovery) Messages() []string { return r.Loaded.Messages() }
 
 // Total is the sum of the phase durations.
-func (r *Recovery) Total() time.Duration { return r.Verify + r.Decode + r.Restore + r.Tail }
+func (r *Recovery) Total() time.Duration { return r.Verify + r.Decode + r.Restore + r.Tail + r.Check }
 
 // Recover rebuilds partition p's engine: it restores the newest usable snapshot in store
 // (store may be nil) and replays src's tail from the snapshot's next offset to the end. A
@@ -214,14 +226,37 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 // taken after until are not usable and are skipped (and reported), and the tail replay stops
 // at until.
 func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
-	rec, err := RestoreNewest(src, store, p, opts, until)
+	rec, check, err := restoreNewest(src, store, p, opts, until, true)
 	if err != nil {
 		return nil, err
+	}
+	// The restored state's offset blocks are checked on the cores the tail replay leaves
+	// idle, while it runs; the state is trusted only once the check passed.
+	var checked chan error
+	if check != nil && check.Len() > 0 {
+		checked = make(chan error, 1)
+		if workers() > 1 {
+			go func() { checked <- checkOffsets(check, workers()-1) }()
+		} else {
+			checked <- checkOffsets(check, 1)
+		}
 	}
 	before := rec.Engine.Stats()
 	start := time.Now()
 	err = rec.Engine.Run(ctx, src, until)
 	rec.Tail = time.Since(start)
+	if checked != nil {
+		start := time.Now()
+		check.Run() // help with what is left
+		cerr := <-checked
+		if cerr == nil {
+			cerr = rec.Engine.State().ImageErr()
+		}
+		rec.Check = time.Since(start)
+		if cerr != nil {
+			return recoverAgain(ctx, src, store, p, opts, until, rec, cerr)
+		}
+	}
 	after := rec.Engine.Stats()
 	rec.TailRecords = (after.Records + after.Markers + after.OtherControl) - (before.Records + before.Markers + before.OtherControl)
 	rec.TailBatches = after.Batches - before.Batches
@@ -231,14 +266,40 @@ func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, 
 	return rec, nil
 }
 
+// recoverAgain handles a snapshot whose damage only the offset check found (its file
+// checksum matched, so only a writer's bug or a crafted file can do that): it is moved
+// aside like any corrupt snapshot and recovery starts over without it.
+func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, failed *Recovery, cause error) (*Recovery, error) {
+	sk := snapshot.Skipped{Info: *failed.Snapshot, Err: cause}
+	moved, err := store.SetAside(failed.Snapshot.Name)
+	if err != nil {
+		return nil, fmt.Errorf("replay: recover partition %d: snapshot %s is corrupt (%v) and could not be moved aside: %w", p, failed.Snapshot.Name, cause, err)
+	}
+	sk.MovedTo = moved
+	rec, err := RecoverTo(ctx, src, store, p, opts, until)
+	if rec != nil {
+		rec.Loaded.Skipped = append(append(failed.Loaded.Skipped, sk), rec.Loaded.Skipped...)
+	}
+	return rec, err
+}
+
 // RestoreNewest is the first phase of RecoverTo: it restores the newest usable snapshot at or
 // before until (or returns a fresh engine when none is usable) and replays nothing, so that
 // the caller can replay the tail its own way (RunWithSnapshots).
 func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
+	rec, _, err := restoreNewest(src, store, p, opts, until, false)
+	return rec, err
+}
+
+// restoreNewest is RestoreNewest; with deferCheck it leaves the restored state's offset
+// check (nil when there is none) to the caller, who must run it and act on its result
+// before trusting the state.
+func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, deferCheck bool) (*Recovery, *groupstate.OffsetCheck, error) {
 	rec := &Recovery{}
+	var check *groupstate.OffsetCheck
 	_, logNext, err := src.Offsets(p)
 	if err != nil {
-		return nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
+		return nil, nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
 	}
 	if store != nil {
 		start := time.Now()
@@ -249,13 +310,13 @@ func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 				start = time.Now()
 				return fmt.Errorf("taken at offset %d, after the requested offset %d", sn.NextOffset, until-1)
 			}
-			e, dec, res, err := restoreSnapshot(sn, p, opts, logNext)
+			e, dec, res, c, err := restoreSnapshot(sn, p, opts, logNext, deferCheck)
 			rec.Decode, rec.Restore = dec, res
 			if err != nil {
 				start = time.Now() // the next candidate's verify time
 				return err
 			}
-			used = e
+			used, check = e, c
 			return nil
 		})
 		switch {
@@ -264,37 +325,37 @@ func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 		case errors.Is(err, snapshot.ErrNoSnapshot):
 			rec.Verify, rec.Decode, rec.Restore = time.Since(start), 0, 0
 		default:
-			return nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
+			return nil, nil, fmt.Errorf("replay: recover partition %d: %w", p, err)
 		}
 	}
 	if rec.Engine == nil {
 		rec.Engine = New(p, opts)
 	}
-	return rec, nil
+	return rec, check, nil
 }
 
 // restoreSnapshot checks that sn was built by opts' rules and turns it into an engine.
-func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64) (*Engine, time.Duration, time.Duration, error) {
+func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64, deferCheck bool) (*Engine, time.Duration, time.Duration, *groupstate.OffsetCheck, error) {
 	m := sn.Meta()
 	switch want := opts.effectiveVersion().String(); {
 	case m.KafkaVersion != want:
-		return nil, 0, 0, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
+		return nil, 0, 0, nil, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
 	case m.RecordLayout != opts.layoutName():
-		return nil, 0, 0, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, opts.layoutName())
+		return nil, 0, 0, nil, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, opts.layoutName())
 	case m.NextOffset > logNext:
-		return nil, 0, 0, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
+		return nil, 0, 0, nil, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
 	}
 	if v, _ := m.Counter("violations"); v > 0 && opts.Mode == eventlog.Strict {
-		return nil, 0, 0, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
+		return nil, 0, 0, nil, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
 	}
-	st, stats, dec, res, err := decodeState(m.PayloadKind, sn.Decode)
+	st, stats, dec, res, check, err := decodeState(m.PayloadKind, sn.Decode, deferCheck)
 	if err != nil {
-		return nil, dec, res, err
+		return nil, dec, res, nil, err
 	}
 	if st.Version().String() != m.KafkaVersion {
-		return nil, dec, res, fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
+		return nil, dec, res, nil, fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
 	}
-	return Restore(p, st, m.NextOffset, stats, opts), dec, res, nil
+	return Restore(p, st, m.NextOffset, stats, opts), dec, res, check, nil
 }
 
 // LoadSnapshot verifies the snapshot file name in store and restores an engine from it,
@@ -308,7 +369,7 @@ func LoadSnapshot(store *snapshot.Store, name string, opts Options) (*Engine, sn
 	}
 	defer sn.Close()
 	m := sn.Meta()
-	st, stats, _, _, err := decodeState(m.PayloadKind, sn.Decode)
+	st, stats, _, _, _, err := decodeState(m.PayloadKind, sn.Decode, false)
 	if err != nil {
 		return nil, sn.Info, fmt.Errorf("snapshot %s: %w", name, err)
 	}

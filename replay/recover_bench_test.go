@@ -184,7 +184,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 		}
 	}
 	var last *Recovery
-	var verify, decode, restore, tail float64
+	var verify, decode, restore, tail, check float64
 	for i := 0; i < b.N; i++ {
 		freshHeap(b)
 		rec, err := Recover(ctx, bl.log, store, 0, Options{})
@@ -198,6 +198,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 		decode += rec.Decode.Seconds()
 		restore += rec.Restore.Seconds()
 		tail += rec.Tail.Seconds()
+		check += rec.Check.Seconds()
 		last = rec
 	}
 	n := float64(b.N)
@@ -205,6 +206,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 	b.ReportMetric(decode/n*1e3, "decode-ms")
 	b.ReportMetric(restore/n*1e3, "restore-ms")
 	b.ReportMetric(tail/n*1e3, "tail-ms")
+	b.ReportMetric(check/n*1e3, "check-ms")
 	b.ReportMetric(float64(last.TailRecords), "tail-records")
 	b.ReportMetric(float64(last.Snapshot.Size)/1e6, "snapshot-MB")
 	b.ReportMetric(float64(last.Snapshot.Size)/float64(bl.logSize), "snapshot/log")

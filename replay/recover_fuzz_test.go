@@ -35,7 +35,7 @@ func FuzzSnapshotPayload(f *testing.F) {
 func decodeEveryKind(b []byte) {
 	h := snapshot.Header{PayloadLen: int64(len(b)), Size: int64(len(b))}
 	for _, kind := range []string{SnapshotKind, snapshotKindV1} {
-		st, _, _, _, err := decodeState(kind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) })
+		st, _, _, _, _, err := decodeState(kind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) }, false)
 		if err == nil {
 			_ = st.Dump()
 		}

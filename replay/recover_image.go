@@ -155,7 +155,9 @@ func (im *stateImage) UnmarshalSnapshot(d *snapshot.Decoder) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				p, err := groupstate.DecodeImagePart(j.data)
+				// The offset blocks are checked later (checkOffsets), on cores the
+				// caller has idle: see RecoverTo.
+				p, err := groupstate.DecodeImagePartUnchecked(j.data)
 				results[j.i] <- result{p, err}
 			}
 		}()
@@ -191,5 +193,24 @@ func (im *stateImage) UnmarshalSnapshot(d *snapshot.Decoder) error {
 		return err
 	}
 	im.st = st
+	return nil
+}
+
+// checkOffsets runs c on n goroutines (the caller's included) and returns what it found,
+// as snapshot corruption.
+func checkOffsets(c *groupstate.OffsetCheck, n int) error {
+	var wg sync.WaitGroup
+	for range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Run()
+		}()
+	}
+	c.Run()
+	wg.Wait()
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+	}
 	return nil
 }

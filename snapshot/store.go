@@ -474,6 +474,17 @@ func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 	return l, ErrNoSnapshot
 }
 
+// SetAside moves a snapshot that proved corrupt after Load used it (a damage only the
+// caller's later checks could see) aside like Load does, and returns the new name.
+func (s *Store) SetAside(name string) (string, error) {
+	if _, err := s.info(name); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.quarantine(name)
+}
+
 // quarantine renames name to name.broken (name.broken.N if that exists) and syncs the
 // directory, so that the next Load does not try it again.
 func (s *Store) quarantine(name string) (string, error) {
