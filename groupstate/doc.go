@@ -88,6 +88,10 @@
 // encode and decode independently, so a caller (replay's snapshots) spreads them over its
 // cores. Decoding checks everything (bounded lengths, strict order, canonical varints, the
 // totals the head announces) and fails with ErrImageCorrupt, never a panic; the state's
-// strings are substrings of the part data. image.go documents the layout;
+// strings are substrings of the part data. DecodeImagePartUnchecked leaves the committed-
+// offset blocks (most of an image) to an OffsetCheck the caller runs when it has cores to
+// spare; until it passed, the state is usable but not trusted (reads of a damaged block stop
+// where it breaks, a mutation that unpacks one records it in ImageErr), and PlanImage
+// refuses to write it. image.go documents the layout;
 // TestImageCoversEveryField fails when a struct gains a field the image does not write.
 package groupstate

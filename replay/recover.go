@@ -226,10 +226,13 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 // taken after until are not usable and are skipped (and reported), and the tail replay stops
 // at until.
 func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
+	gc := pauseGC(opts.PauseGCWhileRestoring)
+	defer gc.resume()
 	rec, check, err := restoreNewest(src, store, p, opts, until, true)
 	if err != nil {
 		return nil, err
 	}
+	gc.boundTail()
 	// The restored state's offset blocks are checked on the cores the tail replay leaves
 	// idle, while it runs; the state is trusted only once the check passed.
 	var checked chan error
@@ -254,6 +257,7 @@ func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, 
 		}
 		rec.Check = time.Since(start)
 		if cerr != nil {
+			gc.resume()
 			return recoverAgain(ctx, src, store, p, opts, until, rec, cerr)
 		}
 	}
@@ -287,6 +291,8 @@ func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Stor
 // before until (or returns a fresh engine when none is usable) and replays nothing, so that
 // the caller can replay the tail its own way (RunWithSnapshots).
 func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
+	gc := pauseGC(opts.PauseGCWhileRestoring)
+	defer gc.resume()
 	rec, _, err := restoreNewest(src, store, p, opts, until, false)
 	return rec, err
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -556,4 +557,25 @@ func TestRecoverSetsAsideDamagedOffsets(t *testing.T) {
 	requireSameEngine(t, want, rec.Engine, true, "after setting the damaged snapshot aside")
 	_, err = os.Stat(bad.Path)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestPauseGCWhileRestoring: the option gives the same state and leaves the collector as it
+// found it.
+func TestPauseGCWhileRestoring(t *testing.T) {
+	ctx := context.Background()
+	src := genMem(genSpec{Seed: 4, Groups: 30, Members: 3, Offsets: 10, Churn: 800})
+	_, end, _ := src.Offsets(0)
+	want := fullReplay(t, src, 0, Options{})
+	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
+	require.NoError(t, err)
+	e := New(0, Options{})
+	require.NoError(t, e.Run(ctx, src, end/2))
+	_, err = TakeSnapshot(store, e, 0)
+	require.NoError(t, err)
+	defer debug.SetGCPercent(debug.SetGCPercent(137))
+	rec, err := Recover(ctx, src, store, 0, Options{PauseGCWhileRestoring: true})
+	require.NoError(t, err)
+	require.NotNil(t, rec.Snapshot)
+	requireSameEngine(t, want, rec.Engine, true, "paused GC")
+	require.Equal(t, 137, debug.SetGCPercent(137), "the collector's setting is restored")
 }

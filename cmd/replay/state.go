@@ -41,7 +41,8 @@ func (f *replayFlags) options() (replay.Options, eventlog.Mode, error) {
 	if f.forensic {
 		mode = eventlog.Forensic
 	}
-	opts := replay.Options{Version: v, Mode: mode}
+	// The CLI does nothing else while it restores a snapshot: no collections while decoding.
+	opts := replay.Options{Version: v, Mode: mode, PauseGCWhileRestoring: true}
 	if f.layout != "" {
 		l, err := recordcodec.ParseLayout(f.layout)
 		if err != nil {
