@@ -573,9 +573,13 @@ func TestPauseGCWhileRestoring(t *testing.T) {
 	_, err = TakeSnapshot(store, e, 0)
 	require.NoError(t, err)
 	defer debug.SetGCPercent(debug.SetGCPercent(137))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
 	rec, err := Recover(ctx, src, store, 0, Options{PauseGCWhileRestoring: true})
 	require.NoError(t, err)
 	require.NotNil(t, rec.Snapshot)
 	requireSameEngine(t, want, rec.Engine, true, "paused GC")
+	_, err = RestoreNewest(src, store, 0, Options{PauseGCWhileRestoring: true}, math.MaxInt64)
+	require.NoError(t, err)
 	require.Equal(t, 137, debug.SetGCPercent(137), "the collector's setting is restored")
+	require.EqualValues(t, 5<<30, debug.SetMemoryLimit(-1), "the memory limit is restored")
 }
