@@ -161,7 +161,8 @@ func BenchmarkRestartFullReplay(b *testing.B) {
 }
 
 // BenchmarkRestartFromSnapshot is Recover from a snapshot taken 1% of the records before the
-// end of the log, so the restart restores the snapshot and replays a 1% tail.
+// end of the log, so the restart restores the snapshot and replays a 1% tail: with the
+// default options (gc=on) and with Options.PauseGCWhileRestoring, which the CLI sets.
 func BenchmarkRestartFromSnapshot(b *testing.B) {
 	bl := openBenchLog(b)
 	ctx := context.Background()
@@ -183,11 +184,21 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{{"gc=on", Options{}}, {"gc=paused", Options{PauseGCWhileRestoring: true}}} {
+		b.Run(c.name, func(b *testing.B) { benchRecover(b, bl, store, c.opts) })
+	}
+}
+
+func benchRecover(b *testing.B, bl *benchLog, store *snapshot.Store, opts Options) {
+	ctx := context.Background()
 	var last *Recovery
 	var verify, decode, restore, tail, check float64
 	for i := 0; i < b.N; i++ {
 		freshHeap(b)
-		rec, err := Recover(ctx, bl.log, store, 0, Options{})
+		rec, err := Recover(ctx, bl.log, store, 0, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
