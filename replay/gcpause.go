@@ -13,8 +13,13 @@ import (
 // replay would pay for in assists while the heap is far above the goal the last collection
 // (at a few MiB) set. So the collector stays off until the restore and its tail are done,
 // with a memory limit as the backstop for the tail's garbage: the heap the decode left,
-// twice over (at least 256 MiB more), or a lower GOMEMLIMIT. Past the limit the runtime
-// collects as usual.
+// twice over (at least 256 MiB more), or a lower GOMEMLIMIT; past it the runtime collects
+// as usual. A tail longer than maxPausedTail offsets, or a full replay, runs with the
+// collector back on: the limit would make it collect constantly instead.
+// maxPausedTail is the longest tail (in offsets) replayed with the collector paused; a
+// longer one, or a full replay, runs with it on.
+const maxPausedTail = 2_000_000
+
 type gcPause struct {
 	percent int
 	limit   int64

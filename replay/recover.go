@@ -232,7 +232,11 @@ func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, 
 	if err != nil {
 		return nil, err
 	}
-	gc.boundTail()
+	if _, next, err := src.Offsets(p); err == nil && rec.Snapshot != nil && min(next, until)-rec.SnapshotOffset <= maxPausedTail {
+		gc.boundTail()
+	} else {
+		gc.resume() // a full replay, or a long tail: its garbage needs the collector
+	}
 	// The restored state's offset blocks are checked on the cores the tail replay leaves
 	// idle, while it runs; the state is trusted only once the check passed.
 	var checked chan error

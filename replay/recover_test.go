@@ -583,3 +583,34 @@ func TestPauseGCWhileRestoring(t *testing.T) {
 	require.Equal(t, 137, debug.SetGCPercent(137), "the collector's setting is restored")
 	require.EqualValues(t, 5<<30, debug.SetMemoryLimit(-1), "the memory limit is restored")
 }
+
+// TestPauseGCOnlyForShortTails: the collector is off during a short tail after a snapshot,
+// and on for a full replay (whose garbage needs it).
+func TestPauseGCOnlyForShortTails(t *testing.T) {
+	ctx := context.Background()
+	src := genMem(genSpec{Seed: 5, Groups: 20, Members: 2, Offsets: 5, Churn: 400})
+	_, end, _ := src.Offsets(0)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percentDuringTail := func(store *snapshot.Store) int {
+		seen := 0
+		opts := Options{PauseGCWhileRestoring: true, Observer: ObserverFunc(func(*Event, *groupstate.State) {
+			seen = debug.SetGCPercent(100)
+			debug.SetGCPercent(seen)
+		})}
+		_, err := Recover(ctx, src, store, 0, opts)
+		require.NoError(t, err)
+		return seen
+	}
+	empty, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
+	require.NoError(t, err)
+	require.Equal(t, 100, percentDuringTail(empty), "full replay: collector on")
+
+	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
+	require.NoError(t, err)
+	e := New(0, Options{})
+	require.NoError(t, e.Run(ctx, src, end-20))
+	_, err = TakeSnapshot(store, e, 0)
+	require.NoError(t, err)
+	require.Equal(t, -1, percentDuringTail(store), "short tail after a snapshot: collector paused")
+	require.Equal(t, 100, debug.SetGCPercent(100))
+}
