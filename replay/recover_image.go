@@ -70,7 +70,13 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 	}
 	jobs := make(chan job)
 	done := make(chan struct{})
-	defer close(done)
+	var wg sync.WaitGroup
+	// Every return waits for the workers: the caller may change the state once this
+	// returns, and no worker may still be reading it.
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
 	go func() {
 		defer close(jobs)
 		for i := range n {
@@ -88,7 +94,9 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 		}
 	}()
 	for range w {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			for j := range jobs {
 				results[j.i] <- im.st.AppendImagePart(j.buf[:0], plan, j.i)
 			}

@@ -614,3 +614,34 @@ func TestPauseGCOnlyForShortTails(t *testing.T) {
 	require.Equal(t, -1, percentDuringTail(store), "short tail after a snapshot: collector paused")
 	require.Equal(t, 100, debug.SetGCPercent(100))
 }
+
+// failAfter fails every write once n bytes were written.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n < len(p) {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestSnapshotWriteFailureStopsEncoders: a write error ends the snapshot with that error,
+// and no encoder goroutine is left reading the state when it returns (the replay right
+// after would race with one).
+func TestSnapshotWriteFailureStopsEncoders(t *testing.T) {
+	defer func(n int) { imagePartBytes = n }(imagePartBytes)
+	imagePartBytes = 256
+	ctx := context.Background()
+	src := genMem(genSpec{Seed: 13, Groups: 1500, Members: 3, Offsets: 30, Churn: 2000}) // a payload past the encoder's 1 MiB buffer
+	_, end, _ := src.Offsets(0)
+	e := New(0, Options{})
+	require.NoError(t, e.Run(ctx, src, end/2))
+	for _, n := range []int{0, 1000, 20000} {
+		before := runtime.NumGoroutine()
+		_, err := snapshot.Encode(&failAfter{n: n}, SnapshotMeta(e, 0), newSnapshotPayload(e))
+		require.ErrorContains(t, err, "disk full")
+		require.Equal(t, before, runtime.NumGoroutine(), "encoder goroutines left running")
+	}
+	require.NoError(t, e.Run(ctx, src, end))
+}
