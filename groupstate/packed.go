@@ -21,9 +21,11 @@ import (
 //	     metadata, varint commit timestamp, varint expire timestamp, byte 0 (zero topic id)
 //	     or 1 + 16 bytes, varint record offset
 //
-// scanOffsetsBlock checks a block completely (structure, strict order, canonical encoding)
-// before the state accepts it, so unpacking and reading cannot fail later, and a packed
-// block is byte for byte the block the state's maps would encode.
+// scanOffsetsBlock checks a block completely (structure, strict order, canonical encoding),
+// when the part is decoded (DecodeImagePart) or later by an OffsetCheck
+// (DecodeImagePartUnchecked); once checked, unpacking and reading cannot fail, and a packed
+// block is byte for byte the block the state's maps would encode. Before, they are bounded
+// and never panic, and unpacking reports damage (State.ImageErr).
 
 // n returns the number of offsets, packed or not.
 func (gm *groupOffsets) n() int {
@@ -53,7 +55,7 @@ func (s *State) ImageErr() error { return s.imageErr }
 
 // unpack builds the maps of a packed group; it fails only on a damaged block.
 func (gm *groupOffsets) unpack() error {
-	r := &imageReader{s: gm.packed, what: "packed offsets of group " + gm.id}
+	r := &imageReader{s: gm.packed, what: "packed offsets"}
 	topics := r.length(2, "topics")
 	gm.topics = make(map[string]string, topics)
 	gm.byTP = make(map[TopicPartition]OffsetAndMetadata, min(gm.count, len(gm.packed)/8))
@@ -73,7 +75,10 @@ func (gm *groupOffsets) unpack() error {
 		r.fail("%d offsets unpacked, %d announced, %d bytes left", len(gm.byTP), gm.count, r.left())
 	}
 	gm.packed, gm.count = "", 0
-	return r.err
+	if r.err != nil {
+		return fmt.Errorf("group %q: %w", gm.id, r.err)
+	}
+	return nil
 }
 
 // getPacked finds one offset in the packed block.

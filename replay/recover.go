@@ -62,18 +62,6 @@ type snapshotPayload struct {
 	Pending   pendingTable
 }
 
-// newSnapshotPayloadV1 splits the engine's dump into a v1 payload (tests write v1 files
-// with it to check that they still load).
-func newSnapshotPayloadV1(e *Engine) *snapshotPayload {
-	d := e.State().Dump()
-	offs := offsetTable(d.Offsets)
-	d.Offsets = nil
-	cons := splitConsumers(&d)
-	pend := pendingTable(d.PendingTransactions)
-	d.PendingTransactions = nil
-	return &snapshotPayload{Stats: e.Stats(), State: d, Offsets: offs, Consumers: cons, Pending: pend}
-}
-
 // dump reassembles the dump (taking over the payload's slices).
 func (p *snapshotPayload) dump() (groupstate.Dump, error) {
 	d := p.State
@@ -175,7 +163,8 @@ func SnapshotMeta(e *Engine, createdAtUnixMilli int64) snapshot.Meta {
 }
 
 // TakeSnapshot writes the engine's current state to store (on demand). The engine must not
-// be running; the write itself works on a deep copy (the dump).
+// run until it returns: the state is encoded straight from its maps, on every core, with no
+// copy in between.
 func TakeSnapshot(store *snapshot.Store, e *Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
 	return store.Write(SnapshotMeta(e, createdAtUnixMilli), newSnapshotPayload(e))
 }

@@ -466,19 +466,6 @@ var (
 	_ snapshot.Unmarshaler = (*consumerTable)(nil)
 )
 
-// splitConsumers moves the members and target assignments of d's consumer groups into a
-// table (d is the engine's fresh dump, so it is ours to change).
-func splitConsumers(d *groupstate.Dump) consumerTable {
-	var t consumerTable
-	for i := range d.Groups {
-		if c := d.Groups[i].Consumer; c != nil {
-			t = append(t, consumerGroupBody{Members: c.Members, Target: c.TargetAssignment})
-			c.Members, c.TargetAssignment = nil, nil
-		}
-	}
-	return t
-}
-
 // joinConsumers puts them back.
 func joinConsumers(d *groupstate.Dump, t consumerTable) error {
 	k := 0
