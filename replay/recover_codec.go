@@ -10,7 +10,8 @@ import (
 	"github.com/coordlog/coordlog/snapshot"
 )
 
-// This file is the hand-written part of the snapshot payload encoding. Committed offsets are
+// This file is the hand-written part of the v1 snapshot payload ("replay/v1"), which this
+// build reads but no longer writes (v2 is recover_image.go). Committed offsets are
 // by far the largest part of a coordinator's state (millions of them, each a struct of eight
 // fields with its group and topic repeated), and msgpack's reflective struct coding spends
 // most of its time and bytes on field names and per-offset strings. offsetTable writes them
