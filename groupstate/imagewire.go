@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 )
 
 // The primitive encoding of a state image (image.go): varints and length-prefixed strings.
@@ -156,32 +155,19 @@ func (r *imageReader) v() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-func (r *imageReader) i32() int32 {
+// signed reads a varint that must fit bits bits.
+func (r *imageReader) signed(bits uint) int64 {
 	x := r.v()
-	if x < math.MinInt32 || x > math.MaxInt32 {
-		r.fail("%d does not fit an int32", x)
+	if lim := int64(1) << (bits - 1); x < -lim || x >= lim {
+		r.fail("%d does not fit an int%d", x, bits)
 		return 0
 	}
-	return int32(x)
+	return x
 }
 
-func (r *imageReader) i16() int16 {
-	x := r.v()
-	if x < math.MinInt16 || x > math.MaxInt16 {
-		r.fail("%d does not fit an int16", x)
-		return 0
-	}
-	return int16(x)
-}
-
-func (r *imageReader) i8() int8 {
-	x := r.v()
-	if x < math.MinInt8 || x > math.MaxInt8 {
-		r.fail("%d does not fit an int8", x)
-		return 0
-	}
-	return int8(x)
-}
+func (r *imageReader) i32() int32 { return int32(r.signed(32)) }
+func (r *imageReader) i16() int16 { return int16(r.signed(16)) }
+func (r *imageReader) i8() int8   { return int8(r.signed(8)) }
 
 func (r *imageReader) u8() uint8 {
 	if r.i >= len(r.s) {
