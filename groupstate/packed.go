@@ -169,23 +169,23 @@ func appendOffsetsBlock(b []byte, gm *groupOffsets, sc *offsetScratch) []byte {
 	// lookups (keys without the index).
 	small := len(gm.byTP) <= 1<<16
 	last, lastIdx := "", -1
-	for tp, om := range gm.byTP {
-		if lastIdx < 0 || tp.Topic != last {
-			last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
-		}
-		part := uint64(uint32(tp.Partition) ^ 0x80000000)
-		if small && lastIdx < 1<<16 {
+	if small {
+		for tp, om := range gm.byTP {
+			if lastIdx < 0 || tp.Topic != last {
+				last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
+			}
+			if lastIdx >= 1<<16 {
+				small = false
+				break
+			}
+			part := uint64(uint32(tp.Partition) ^ 0x80000000)
 			sc.keys = append(sc.keys, uint64(lastIdx)<<48|part<<16|uint64(len(sc.vals)))
 			sc.vals = append(sc.vals, om)
-		} else {
-			small = false
-			sc.keys = append(sc.keys, uint64(lastIdx)<<32|part)
 		}
 	}
 	if !small {
-		// Some keys were written small before the group proved too big: redo them wide.
-		sc.vals = sc.vals[:0]
-		sc.keys = sc.keys[:0]
+		// Too many offsets or topics for the small keys: wide keys, values looked up.
+		sc.keys, sc.vals = sc.keys[:0], sc.vals[:0]
 		last, lastIdx = "", -1
 		for tp := range gm.byTP {
 			if lastIdx < 0 || tp.Topic != last {
