@@ -48,8 +48,8 @@ func TestOffsetMemoryFootprint(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if s.NumOffsets() != n {
-		t.Fatalf("got %d offsets", s.NumOffsets())
+	if s.View().NumOffsets() != n {
+		t.Fatalf("got %d offsets", s.View().NumOffsets())
 	}
 	t.Logf("%d offsets: %.0f bytes/offset", n, float64(after.HeapAlloc-before.HeapAlloc)/n)
 	runtime.KeepAlive(s)

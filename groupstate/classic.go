@@ -163,7 +163,8 @@ func (s *State) ReplayGroupMetadataTombstone(groupID string) error {
 }
 
 // ClassicGroup returns a copy of the classic group id.
-func (s *State) ClassicGroup(id string) (ClassicGroup, bool) {
+func (v View) ClassicGroup(id string) (ClassicGroup, bool) {
+	s := v.s
 	g, ok := s.groups[id].(*classicGroup)
 	if !ok {
 		return ClassicGroup{}, false

@@ -13,7 +13,7 @@ func TestGroupMetadataBuildsClassicGroup(t *testing.T) {
 		{MemberID: "m1", GroupInstanceID: sp("i1"), RebalanceTimeoutMs: 300000, SessionTimeoutMs: 45000, ProtocolDecoded: true, SubscribedTopics: []string{"t1"},
 			AssignedPartitions: []NamedTopicPartitions{{Topic: "t2", Partitions: []int32{1, 0}}, {Topic: "t1", Partitions: []int32{2}}}},
 	}}))
-	g, ok := s.ClassicGroup("g")
+	g, ok := s.View().ClassicGroup("g")
 	require.True(t, ok)
 	require.Equal(t, StateStable, g.State)
 	require.Equal(t, "m2", *g.Leader) // null leader: first member added
@@ -28,7 +28,7 @@ func TestGroupMetadataBuildsClassicGroup(t *testing.T) {
 
 	// Empty value with protocol type "": a simple group, Empty.
 	require.NoError(t, s.ReplayGroupMetadata("e", ClassicGroupValue{CurrentStateTimestamp: -1}))
-	g, _ = s.ClassicGroup("e")
+	g, _ = s.View().ClassicGroup("e")
 	require.Equal(t, StateEmpty, g.State)
 	require.True(t, g.Simple)
 	require.Nil(t, g.Leader)
@@ -55,7 +55,7 @@ func TestClassicGroupAddFailures(t *testing.T) {
 	// A repeated member id alone is accepted: the later entry wins.
 	s := New(Kafka44)
 	require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "a", ClientID: "1"}, ClassicMember{MemberID: "a", ClientID: "2"})))
-	g, _ := s.ClassicGroup("g")
+	g, _ := s.View().ClassicGroup("g")
 	require.Len(t, g.Members, 1)
 	require.Equal(t, "2", g.Members[0].ClientID)
 }
@@ -74,15 +74,15 @@ func TestGroupMetadataReplacesAnyType(t *testing.T) {
 			s := New(Kafka44)
 			setup(t, s)
 			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "c1"})))
-			typ, _ := s.GroupType("g")
+			typ, _ := s.View().GroupType("g")
 			require.Equal(t, GroupTypeClassic, typ)
-			g, _ := s.ClassicGroup("g")
+			g, _ := s.View().ClassicGroup("g")
 			require.Equal(t, "c1", g.Members[0].MemberID)
 
 			s = New(Kafka44)
 			setup(t, s)
 			require.NoError(t, s.ReplayGroupMetadataTombstone("g"))
-			_, ok := s.GroupType("g")
+			_, ok := s.View().GroupType("g")
 			require.False(t, ok)
 		})
 	}
@@ -92,7 +92,7 @@ func TestSimpleClassicGroupReplacement(t *testing.T) {
 	simple := func(v KafkaVersion) *State {
 		s := New(v)
 		require.NoError(t, s.ReplayOffsetCommit(10, NoProducerID, "g", "t", 0, OffsetCommitValue{Offset: 5, LeaderEpoch: -1, ExpireTimestamp: -1}))
-		g, ok := s.ClassicGroup("g")
+		g, ok := s.View().ClassicGroup("g")
 		require.True(t, ok)
 		require.True(t, g.Simple)
 		require.Equal(t, StateEmpty, g.State)
@@ -103,16 +103,16 @@ func TestSimpleClassicGroupReplacement(t *testing.T) {
 	for _, v := range KafkaVersions {
 		s := simple(v)
 		require.NoError(t, s.ReplayConsumerGroupMemberMetadata("g", "m", ConsumerMemberMetadataValue{}))
-		typ, _ := s.GroupType("g")
+		typ, _ := s.View().GroupType("g")
 		require.Equal(t, GroupTypeConsumer, typ)
-		_, ok := s.Offset("g", "t", 0)
+		_, ok := s.View().Offset("g", "t", 0)
 		require.True(t, ok, "offsets survive the replacement")
 
 		s = simple(v)
 		require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMetadataTombstone("g"))
-		typ, _ = s.GroupType("g")
+		typ, _ = s.View().GroupType("g")
 		require.Equal(t, GroupTypeConsumer, typ)
-		cg, _ := s.ConsumerGroup("g")
+		cg, _ := s.View().ConsumerGroup("g")
 		require.Equal(t, int32(-1), cg.AssignmentEpoch)
 
 		// The group tombstone on a simple group: Kafka replaces it, then the fresh group's
@@ -125,7 +125,7 @@ func TestSimpleClassicGroupReplacement(t *testing.T) {
 	for _, v := range []KafkaVersion{Kafka42, Kafka43, Kafka44} {
 		s := simple(v)
 		require.NoError(t, s.ReplayStreamsGroupMemberMetadata("g", "m", StreamsMemberMetadata{}))
-		typ, _ := s.GroupType("g")
+		typ, _ := s.View().GroupType("g")
 		require.Equal(t, GroupTypeStreams, typ)
 	}
 	s := simple(Kafka41)

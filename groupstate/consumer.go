@@ -495,7 +495,8 @@ func (s *State) ReplayConsumerGroupRegularExpressionTombstone(groupID, regex str
 }
 
 // ConsumerGroup returns a copy of the consumer group id.
-func (s *State) ConsumerGroup(id string) (ConsumerGroup, bool) {
+func (v View) ConsumerGroup(id string) (ConsumerGroup, bool) {
+	s := v.s
 	g, ok := s.groups[id].(*consumerGroup)
 	if !ok {
 		return ConsumerGroup{}, false

@@ -19,14 +19,14 @@ func TestInitialEpochsPerVersion(t *testing.T) {
 			s := New(c.v)
 			// A member record creates the group implicitly.
 			require.NoError(t, s.ReplayConsumerGroupMemberMetadata("cg", "m", ConsumerMemberMetadataValue{}))
-			cg, ok := s.ConsumerGroup("cg")
+			cg, ok := s.View().ConsumerGroup("cg")
 			require.True(t, ok)
 			require.Equal(t, c.epoch, cg.GroupEpoch)
 			require.Equal(t, c.epoch, cg.AssignmentEpoch)
 			require.Equal(t, int64(0), cg.AssignmentTimestamp)
 
 			require.NoError(t, s.ReplayShareGroupMemberMetadata("sg", "m", ShareMemberMetadataValue{}))
-			sg, _ := s.ShareGroup("sg")
+			sg, _ := s.View().ShareGroup("sg")
 			require.Equal(t, c.epoch, sg.GroupEpoch)
 			require.Equal(t, c.epoch, sg.AssignmentEpoch)
 
@@ -36,7 +36,7 @@ func TestInitialEpochsPerVersion(t *testing.T) {
 				return
 			}
 			require.NoError(t, s.ReplayStreamsGroupTopology("st", StreamsTopology{Epoch: 0}))
-			st, _ := s.StreamsGroup("st")
+			st, _ := s.View().StreamsGroup("st")
 			require.Equal(t, c.epoch, st.GroupEpoch)
 			require.Equal(t, c.epoch, st.AssignmentEpoch)
 			require.Equal(t, c.validatedEpoch, st.ValidatedTopologyEpoch)
@@ -52,7 +52,7 @@ func TestConsumerValueCreatesOnDemand(t *testing.T) {
 	// for a member that does not exist.
 	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m1", ConsumerCurrentAssignmentValue{MemberEpoch: 5, PreviousMemberEpoch: 4, State: 1}))
 	require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMember("g", "ghost", []TopicPartitions{{TopicID: topicB, Partitions: []int32{3, 1, 3}}, {TopicID: topicA}}))
-	g, ok := s.ConsumerGroup("g")
+	g, ok := s.View().ConsumerGroup("g")
 	require.True(t, ok)
 	require.Len(t, g.Members, 1)
 	m := g.Members[0]
@@ -70,7 +70,7 @@ func TestConsumerValueCreatesOnDemand(t *testing.T) {
 		SubscribedTopicNames: []string{"b", "a", "b"}, RebalanceTimeoutMs: 300, ServerAssignor: sp("uniform"),
 		ClassicMemberMetadata: &ClassicMemberMetadata{SessionTimeoutMs: 10, SupportedProtocols: []ClassicProtocol{{Name: "range", Metadata: []byte{1}}}},
 	}))
-	g, _ = s.ConsumerGroup("g")
+	g, _ = s.View().ConsumerGroup("g")
 	m = g.Members[0]
 	require.Equal(t, int32(5), m.MemberEpoch)
 	require.Equal(t, []string{"a", "b"}, m.SubscribedTopicNames)
@@ -98,12 +98,12 @@ func TestConsumerTombstoneForMissingIgnored(t *testing.T) {
 		for i, c := range calls {
 			require.NoError(t, c(), "version %s call %d", v, i)
 		}
-		require.Equal(t, 0, s.NumGroups())
+		require.Equal(t, 0, s.View().NumGroups())
 		// Missing members of an existing group too.
 		require.NoError(t, s.ReplayConsumerGroupMetadata("g", ConsumerGroupMetadataValue{Epoch: 3}))
 		require.NoError(t, s.ReplayConsumerGroupMemberMetadataTombstone("g", "m"))
 		require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignmentTombstone("g", "m"))
-		cg, _ := s.ConsumerGroup("g")
+		cg, _ := s.View().ConsumerGroup("g")
 		require.Empty(t, cg.Members)
 	}
 }
@@ -188,7 +188,7 @@ func TestConsumerGroupDeletionInKafkaOrder(t *testing.T) {
 	for _, m := range []string{"m1", "m2"} {
 		require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignmentTombstone("g", m))
 	}
-	cg, _ := s.ConsumerGroup("g")
+	cg, _ := s.View().ConsumerGroup("g")
 	require.Equal(t, int32(-1), cg.Members[0].MemberEpoch)
 	require.Equal(t, int32(-1), cg.Members[0].PreviousMemberEpoch)
 	require.Nil(t, cg.Members[0].AssignedPartitions)
@@ -196,7 +196,7 @@ func TestConsumerGroupDeletionInKafkaOrder(t *testing.T) {
 		require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMemberTombstone("g", m))
 	}
 	require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMetadataTombstone("g"))
-	cg, _ = s.ConsumerGroup("g")
+	cg, _ = s.View().ConsumerGroup("g")
 	require.Equal(t, int32(-1), cg.AssignmentEpoch)
 	require.Equal(t, int64(0), cg.AssignmentTimestamp)
 	for _, m := range []string{"m1", "m2"} {
@@ -205,7 +205,7 @@ func TestConsumerGroupDeletionInKafkaOrder(t *testing.T) {
 	require.NoError(t, s.ReplayConsumerGroupRegularExpressionTombstone("g", "ord.*"))
 	require.NoError(t, s.ReplayConsumerGroupPartitionMetadataTombstone("g"))
 	require.NoError(t, s.ReplayConsumerGroupMetadataTombstone("g"))
-	_, ok := s.GroupType("g")
+	_, ok := s.View().GroupType("g")
 	require.False(t, ok)
 }
 
@@ -213,7 +213,7 @@ func TestConsumerDerivedStates(t *testing.T) {
 	for _, v := range KafkaVersions {
 		t.Run(v.String(), func(t *testing.T) {
 			s := New(v)
-			state := func() string { st, _ := s.GroupState("g"); return st }
+			state := func() string { st, _ := s.View().GroupState("g"); return st }
 			require.NoError(t, s.ReplayConsumerGroupMetadata("g", ConsumerGroupMetadataValue{Epoch: 4}))
 			require.Equal(t, StateEmpty, state())
 			require.NoError(t, s.ReplayConsumerGroupMemberMetadata("g", "m", ConsumerMemberMetadataValue{}))
@@ -225,7 +225,7 @@ func TestConsumerDerivedStates(t *testing.T) {
 			require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", ConsumerCurrentAssignmentValue{MemberEpoch: 4, State: MemberStable}))
 			require.Equal(t, StateStable, state())
 			require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", ConsumerCurrentAssignmentValue{MemberEpoch: 4, State: 42}))
-			cg, _ := s.ConsumerGroup("g")
+			cg, _ := s.View().ConsumerGroup("g")
 			require.Equal(t, MemberUnknown, cg.Members[0].State) // MemberState.fromValue
 			require.Equal(t, StateReconciling, state())
 		})
@@ -238,7 +238,7 @@ func TestConsumerDerivedStates(t *testing.T) {
 	}{{Kafka42, StateReconciling}, {Kafka43, StateStable}} {
 		s := New(c.v)
 		require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", ConsumerCurrentAssignmentValue{MemberEpoch: 1}))
-		st, _ := s.GroupState("g")
+		st, _ := s.View().GroupState("g")
 		require.Equal(t, c.want, st, c.v.String())
 	}
 }
@@ -254,7 +254,7 @@ func TestConsumerAssignmentEpochsPerVersion(t *testing.T) {
 	}
 	s := New(Kafka43)
 	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", in))
-	cg, _ := s.ConsumerGroup("g")
+	cg, _ := s.View().ConsumerGroup("g")
 	require.Equal(t, []TopicPartitionsWithEpochs{
 		{TopicID: topicA, Partitions: []int32{1}, AssignmentEpochs: []int32{0}},
 		{TopicID: topicB, Partitions: []int32{0, 2}, AssignmentEpochs: []int32{8, 7}},
@@ -263,7 +263,7 @@ func TestConsumerAssignmentEpochsPerVersion(t *testing.T) {
 
 	s = New(Kafka42)
 	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", in))
-	cg, _ = s.ConsumerGroup("g")
+	cg, _ = s.View().ConsumerGroup("g")
 	require.Equal(t, []TopicPartitionsWithEpochs{
 		{TopicID: topicA, Partitions: []int32{1}},
 		{TopicID: topicB, Partitions: []int32{0, 2}},
@@ -277,7 +277,7 @@ func TestConsumerAssignmentEpochsPerVersion(t *testing.T) {
 	assertReplayError(t, err, ErrDuplicateKey, "g", "m")
 	s = New(Kafka43)
 	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "m", dup))
-	cg, _ = s.ConsumerGroup("g")
+	cg, _ = s.View().ConsumerGroup("g")
 	require.Equal(t, []int32{2}, cg.Members[0].AssignedPartitions[0].Partitions)
 	// Target assignments always use Collectors.toMap.
 	err = assertUnchanged(t, s, func() error {
@@ -319,7 +319,7 @@ func TestTargetAssignmentMetadataValidation(t *testing.T) {
 	}{{Kafka42, 0}, {Kafka43, 77}} {
 		s := New(c.v)
 		require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMetadata("g", TargetAssignmentMetadataValue{AssignmentEpoch: -1, AssignmentTimestamp: 77}))
-		cg, _ := s.ConsumerGroup("g")
+		cg, _ := s.View().ConsumerGroup("g")
 		require.Equal(t, int32(-1), cg.AssignmentEpoch)
 		require.Equal(t, c.ts, cg.AssignmentTimestamp)
 	}
@@ -329,22 +329,22 @@ func TestConsumerPartitionMetadataPerVersion(t *testing.T) {
 	topics := ConsumerGroupPartitionMetadataValue{Topics: []TopicMetadata{{TopicID: topicB, TopicName: "b", NumPartitions: 3}, {TopicID: topicA, TopicName: "a", NumPartitions: 1}}}
 	s := New(Kafka40)
 	require.NoError(t, s.ReplayConsumerGroupPartitionMetadata("g", topics))
-	cg, _ := s.ConsumerGroup("g")
+	cg, _ := s.View().ConsumerGroup("g")
 	require.False(t, cg.HasSubscriptionMetadataRecord)
 	require.Equal(t, []TopicMetadata{{TopicID: topicA, TopicName: "a", NumPartitions: 1}, {TopicID: topicB, TopicName: "b", NumPartitions: 3}}, cg.SubscriptionMetadata)
 	roundTrip(t, s)
 	require.NoError(t, s.ReplayConsumerGroupPartitionMetadataTombstone("g"))
-	cg, _ = s.ConsumerGroup("g")
+	cg, _ = s.View().ConsumerGroup("g")
 	require.Nil(t, cg.SubscriptionMetadata)
 
 	for _, v := range KafkaVersions[1:] {
 		s := New(v)
 		require.NoError(t, s.ReplayConsumerGroupPartitionMetadata("g", topics))
-		cg, _ := s.ConsumerGroup("g")
+		cg, _ := s.View().ConsumerGroup("g")
 		require.True(t, cg.HasSubscriptionMetadataRecord)
 		require.Nil(t, cg.SubscriptionMetadata)
 		require.NoError(t, s.ReplayConsumerGroupPartitionMetadataTombstone("g"))
-		cg, _ = s.ConsumerGroup("g")
+		cg, _ = s.View().ConsumerGroup("g")
 		require.False(t, cg.HasSubscriptionMetadataRecord)
 	}
 }
@@ -357,13 +357,13 @@ func TestMetadataHashAndTopicIDPerVersion(t *testing.T) {
 	}{{Kafka40, 0, ZeroUuid}, {Kafka41, 9, topicA}} {
 		s := New(c.v)
 		require.NoError(t, s.ReplayConsumerGroupMetadata("g", ConsumerGroupMetadataValue{Epoch: 1, MetadataHash: 9}))
-		cg, _ := s.ConsumerGroup("g")
+		cg, _ := s.View().ConsumerGroup("g")
 		require.Equal(t, c.hash, cg.MetadataHash)
 		require.NoError(t, s.ReplayShareGroupMetadata("s", ShareGroupMetadataValue{Epoch: 1, MetadataHash: 9}))
-		sg, _ := s.ShareGroup("s")
+		sg, _ := s.View().ShareGroup("s")
 		require.Equal(t, c.hash, sg.MetadataHash)
 		require.NoError(t, s.ReplayOffsetCommit(1, NoProducerID, "g", "t", 0, OffsetCommitValue{Offset: 1, TopicID: topicA}))
-		om, _ := s.Offset("g", "t", 0)
+		om, _ := s.View().Offset("g", "t", 0)
 		require.Equal(t, c.id, om.TopicID)
 	}
 }

@@ -8,8 +8,10 @@
 // A State is created with New(version) and changed only by its Replay* methods, one per
 // record type and one per tombstone, mirroring GroupMetadataManager.replay and
 // OffsetMetadataManager.replay / replayEndTransactionMarker of the selected Kafka version
-// (see fact sheet section 4.2 and KafkaVersion). Mutators take groupstate's own plain value
-// types: package replay decodes records with recordcodec and converts them. The rules:
+// (see fact sheet section 4.2 and KafkaVersion). It is read through its View (State.View):
+// every accessor and no mutator, and all that package replay hands out. Mutators take
+// groupstate's own plain value types: package replay decodes records with recordcodec and
+// converts them. The rules:
 //
 //   - A value creates its group (and member) on demand, whatever the record order; a
 //     tombstone for a missing group or member is ignored.

@@ -34,7 +34,8 @@ type Dump struct {
 }
 
 // Group returns a copy of group id, of any type.
-func (s *State) Group(id string) (Group, bool) {
+func (v View) Group(id string) (Group, bool) {
+	s := v.s
 	g, ok := s.groups[id]
 	if !ok {
 		return Group{}, false
@@ -58,43 +59,45 @@ func (s *State) Group(id string) (Group, bool) {
 }
 
 // Groups returns copies of all groups, sorted by id.
-func (s *State) Groups() []Group {
+func (v View) Groups() []Group {
+	s := v.s
 	if len(s.groups) == 0 {
 		return nil
 	}
 	out := make([]Group, 0, len(s.groups))
-	for _, id := range s.GroupIDs() {
-		g, _ := s.Group(id)
+	for _, id := range v.GroupIDs() {
+		g, _ := v.Group(id)
 		out = append(out, g)
 	}
 	return out
 }
 
 // Dump returns the canonical form of the state.
-func (s *State) Dump() Dump {
+func (v View) Dump() Dump {
+	s := v.s
 	d := Dump{
 		KafkaVersion:        s.version,
-		Groups:              s.Groups(),
-		Offsets:             s.AllOffsets(),
-		PendingTransactions: s.PendingTransactions(),
+		Groups:              v.Groups(),
+		Offsets:             v.AllOffsets(),
+		PendingTransactions: v.PendingTransactions(),
 	}
-	for _, id := range s.ShareGroupStatePartitionMetadataGroupIDs() {
+	for _, id := range v.ShareGroupStatePartitionMetadataGroupIDs() {
 		d.ShareGroupStatePartitionMetadata = append(d.ShareGroupStatePartitionMetadata, s.shareStateMeta[id].clone())
 	}
 	return d
 }
 
 // MarshalJSON renders the canonical dump.
-func (s *State) MarshalJSON() ([]byte, error) { return json.Marshal(s.Dump()) }
+func (v View) MarshalJSON() ([]byte, error) { return json.Marshal(v.Dump()) }
 
 // Equal reports whether two states are the same model state (same version, groups,
 // offsets, pending transactions and share state metadata).
-func Equal(a, b *State) bool { return reflect.DeepEqual(a.Dump(), b.Dump()) }
+func Equal(a, b View) bool { return reflect.DeepEqual(a.Dump(), b.Dump()) }
 
 // Diff describes how b differs from a, one line per differing group, offset, pending
 // transaction or share state entry (at most limit lines; limit <= 0 means all). It is empty
 // when Equal(a, b).
-func Diff(a, b *State, limit int) []string {
+func Diff(a, b View, limit int) []string {
 	ka, kb := keyed(a.Dump()), keyed(b.Dump())
 	keys := make([]string, 0, len(ka)+len(kb))
 	for k := range ka {
@@ -154,7 +157,7 @@ func keyed(d Dump) map[string][]byte {
 
 // Clone returns a deep copy of the state.
 func (s *State) Clone() *State {
-	c, err := Restore(s.Dump())
+	c, err := Restore(s.View().Dump())
 	if err != nil {
 		panic("groupstate: Clone: " + err.Error()) // a state's own dump always restores
 	}
@@ -196,7 +199,7 @@ func Restore(d Dump) (*State, error) {
 		}
 	}
 	for _, o := range d.Offsets {
-		if _, dup := s.Offset(o.GroupID, o.Topic, o.Partition); dup {
+		if _, dup := s.View().Offset(o.GroupID, o.Topic, o.Partition); dup {
 			return nil, fmt.Errorf("groupstate: restore: offset %s/%s-%d listed twice", o.GroupID, o.Topic, o.Partition)
 		}
 		s.putOffset(o.GroupID, o.Topic, o.Partition, o.OffsetAndMetadata)

@@ -38,14 +38,14 @@ func mixed(t *testing.T, v KafkaVersion) *State {
 func TestDumpGoldenAndDeterministic(t *testing.T) {
 	for _, v := range []KafkaVersion{Kafka40, Kafka44} {
 		a, b := mixed(t, v), mixed(t, v)
-		ja, err := json.MarshalIndent(a.Dump(), "", "  ")
+		ja, err := json.MarshalIndent(a.View().Dump(), "", "  ")
 		require.NoError(t, err)
 		for i := 0; i < 20; i++ { // map iteration order must not leak
-			jb, err := json.MarshalIndent(b.Dump(), "", "  ")
+			jb, err := json.MarshalIndent(b.View().Dump(), "", "  ")
 			require.NoError(t, err)
 			require.Equal(t, string(ja), string(jb))
 		}
-		require.True(t, Equal(a, b))
+		require.True(t, Equal(a.View(), b.View()))
 		roundTrip(t, a)
 		golden := filepath.Join("testdata", "dump-"+v.String()+".golden.json")
 		if *rewrite {
@@ -60,50 +60,50 @@ func TestDumpGoldenAndDeterministic(t *testing.T) {
 
 func TestEqualAndDiff(t *testing.T) {
 	a, b := mixed(t, Kafka44), mixed(t, Kafka44)
-	require.Empty(t, Diff(a, b, 0))
+	require.Empty(t, Diff(a.View(), b.View(), 0))
 	require.NoError(t, b.ReplayOffsetCommit(200, NoProducerID, "consumer", "orders", 0, ocv(99)))
 	require.NoError(t, b.ReplayGroupMetadataTombstone("classic"))
 	require.NoError(t, b.ReplayEndTransactionMarker(4001, TxnAbort))
-	require.False(t, Equal(a, b))
-	d := Diff(a, b, 0)
+	require.False(t, Equal(a.View(), b.View()))
+	d := Diff(a.View(), b.View(), 0)
 	require.Len(t, d, 3)
 	require.Contains(t, d[0], "- group classic")
 	require.Contains(t, d[1], "~ offset consumer/orders-0")
 	require.Contains(t, d[2], "- pending 4001")
-	require.Len(t, Diff(a, b, 1), 1)
+	require.Len(t, Diff(a.View(), b.View(), 1), 1)
 	// Same content, different versions: not equal.
-	require.False(t, Equal(New(Kafka43), New(Kafka44)))
+	require.False(t, Equal(New(Kafka43).View(), New(Kafka44).View()))
 }
 
 func TestViewsAreCopies(t *testing.T) {
 	s := mixed(t, Kafka44)
 	before := s.Clone()
-	cg, _ := s.ConsumerGroup("consumer")
+	cg, _ := s.View().ConsumerGroup("consumer")
 	cg.Members[0].SubscribedTopicNames[0] = "x"
 	cg.Members[0].AssignedPartitions[0].Partitions[0] = 99
 	cg.Members[0].ClassicMemberMetadata = &ClassicMemberMetadata{}
 	cg.TargetAssignment[0].Partitions[0].Partitions[0] = 99
-	cl, _ := s.ClassicGroup("classic")
+	cl, _ := s.View().ClassicGroup("classic")
 	cl.Members[0].Subscription[0] = 9
 	*cl.Leader = "x"
-	st, _ := s.StreamsGroup("streams")
+	st, _ := s.View().StreamsGroup("streams")
 	*st.Members[0].MemberEpoch = 77
 	st.Members[0].Metadata.ClientTags[0].Value = "x"
 	st.Members[0].Metadata.UserEndpoint.Port = 1
 	st.Topology.Subtopologies[0].SourceTopics[0] = "x"
 	st.Members[0].AssignedTasks.ActiveTasks[0].AssignmentEpochs[0] = 5
-	sh, _ := s.ShareGroup("share")
+	sh, _ := s.View().ShareGroup("share")
 	sh.Members[0].AssignedPartitions[0].Partitions[0] = 7
-	d := s.Dump()
+	d := s.View().Dump()
 	d.Offsets[0].Metadata = "x"
 	d.Groups[0].Classic.Members[0].ClientID = "x"
-	require.True(t, Equal(before, s), "%v", Diff(before, s, 5))
+	require.True(t, Equal(before.View(), s.View()), "%v", Diff(before.View(), s.View(), 5))
 
 	// Inputs are not aliased either.
 	in := []TopicPartitions{{TopicID: topicA, Partitions: []int32{3}}}
 	require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMember("consumer", "m9", in))
 	in[0].Partitions[0] = 4
-	cg, _ = s.ConsumerGroup("consumer")
+	cg, _ = s.View().ConsumerGroup("consumer")
 	require.Equal(t, int32(3), cg.TargetAssignment[1].Partitions[0].Partitions[0])
 }
 

@@ -36,24 +36,24 @@ func assertUnchanged(t *testing.T, s *State, f func() error) error {
 	before := s.Clone()
 	err := f()
 	require.Error(t, err)
-	require.True(t, Equal(before, s), "state changed by a failing mutator: %v", Diff(before, s, 5))
+	require.True(t, Equal(before.View(), s.View()), "state changed by a failing mutator: %v", Diff(before.View(), s.View(), 5))
 	return err
 }
 
 // roundTrip checks that the state survives Dump/Restore and JSON, and returns it.
 func roundTrip(t *testing.T, s *State) {
 	t.Helper()
-	d := s.Dump()
+	d := s.View().Dump()
 	r, err := Restore(d)
 	require.NoError(t, err)
-	require.True(t, Equal(s, r), "%v", Diff(s, r, 5))
+	require.True(t, Equal(s.View(), r.View()), "%v", Diff(s.View(), r.View(), 5))
 	b1, err := json.Marshal(d)
 	require.NoError(t, err)
 	var back Dump
 	require.NoError(t, json.Unmarshal(b1, &back))
 	r2, err := Restore(back)
 	require.NoError(t, err)
-	b2, err := json.Marshal(r2.Dump())
+	b2, err := json.Marshal(r2.View().Dump())
 	require.NoError(t, err)
 	require.JSONEq(t, string(b1), string(b2))
 	require.Equal(t, string(b1), string(b2))

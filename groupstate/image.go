@@ -60,7 +60,8 @@ func (p *ImagePlan) NumParts() int { return len(p.cuts) - 1 }
 
 // PlanImage splits the state into parts of about targetBytes each (estimated from member and
 // offset counts; a big group makes a big part). The plan is valid until the state changes.
-func (s *State) PlanImage(targetBytes int) *ImagePlan {
+func (v View) PlanImage(targetBytes int) *ImagePlan {
+	s := v.s
 	if len(s.unchecked) > 0 {
 		// Packed blocks are written out as they are: never ones nobody checked.
 		panic("groupstate: PlanImage on a state whose offsets were not checked (State.OffsetCheck)")
@@ -102,7 +103,8 @@ func (s *State) PlanImage(targetBytes int) *ImagePlan {
 }
 
 // AppendImageHead appends the image head to b.
-func (s *State) AppendImageHead(b []byte) []byte {
+func (v View) AppendImageHead(b []byte) []byte {
+	s := v.s
 	w := imageWriter{b: b}
 	w.uv(imageFormat)
 	w.uv(uint64(s.version))
@@ -159,7 +161,8 @@ func compareOffsetKeys(a, b offsetKey) int {
 
 // AppendImagePart appends part i of plan to b. It only reads the state: parts may be encoded
 // concurrently.
-func (s *State) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
+func (v View) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
+	s := v.s
 	w := imageWriter{b: b}
 	ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
 	w.uv(uint64(len(ids)))

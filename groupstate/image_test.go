@@ -11,10 +11,10 @@ import (
 
 // encodeImage encodes s with parts of about target bytes.
 func encodeImage(s *State, target int) (head []byte, parts [][]byte) {
-	plan := s.PlanImage(target)
-	head = s.AppendImageHead(nil)
+	plan := s.View().PlanImage(target)
+	head = s.View().AppendImageHead(nil)
 	for i := range plan.NumParts() {
-		parts = append(parts, s.AppendImagePart(nil, plan, i))
+		parts = append(parts, s.View().AppendImagePart(nil, plan, i))
 	}
 	return head, parts
 }
@@ -41,23 +41,23 @@ func decodeImage(head []byte, parts [][]byte) (*State, error) {
 func requireSameInternals(t *testing.T, want, got *State) {
 	t.Helper()
 	require.Equal(t, want.version, got.version)
-	require.True(t, reflect.DeepEqual(want.groups, got.groups), "groups differ: %v", Diff(want, got, 5))
+	require.True(t, reflect.DeepEqual(want.groups, got.groups), "groups differ: %v", Diff(want.View(), got.View(), 5))
 	require.Equal(t, len(want.offsets), len(got.offsets))
 	for id, gm := range want.offsets {
 		g2 := got.offsets[id]
 		require.NotNil(t, g2, "offsets of %q missing", id)
 		require.Equal(t, gm.id, g2.id)
 		require.Equal(t, gm.n(), g2.n())
-		require.Equal(t, want.Offsets(id), got.Offsets(id), "offsets of %q differ", id)
-		for i, o := range want.Offsets(id) {
+		require.Equal(t, want.View().Offsets(id), got.View().Offsets(id), "offsets of %q differ", id)
+		for i, o := range want.View().Offsets(id) {
 			if i%max(1, gm.n()/64) != 0 {
 				continue // a sample: Offset on a packed group is a scan
 			}
-			om, ok := got.Offset(id, o.Topic, o.Partition)
+			om, ok := got.View().Offset(id, o.Topic, o.Partition)
 			require.True(t, ok)
 			require.Equal(t, o.OffsetAndMetadata, om)
 		}
-		_, ok := got.Offset(id, "no such topic", 0)
+		_, ok := got.View().Offset(id, "no such topic", 0)
 		require.False(t, ok)
 		for tp := range g2.byTP {
 			require.Equal(t, tp.Topic, g2.topics[tp.Topic], "topic %q of %q not interned", tp.Topic, id)
@@ -68,7 +68,7 @@ func requireSameInternals(t *testing.T, want, got *State) {
 	require.True(t, reflect.DeepEqual(want.open, got.open), "open index differs")
 	require.True(t, reflect.DeepEqual(want.shareStateMeta, got.shareStateMeta), "share state metadata differs")
 	require.Nil(t, got.imageTotals)
-	require.True(t, Equal(want, got), "%v", Diff(want, got, 5))
+	require.True(t, Equal(want.View(), got.View()), "%v", Diff(want.View(), got.View(), 5))
 }
 
 // imageRoundTrip checks that s survives its image exactly, at several part sizes, and that
@@ -111,8 +111,8 @@ func imageRoundTrip(t *testing.T, s *State) {
 	got, err := decodeImage(h, p)
 	require.NoError(t, err)
 	orig := s.Clone()
-	for i, id := range s.OffsetGroupIDs() {
-		offs := s.Offsets(id)
+	for i, id := range s.View().OffsetGroupIDs() {
+		offs := s.View().Offsets(id)
 		if i%2 == 0 {
 			continue // stays packed
 		}
@@ -166,7 +166,7 @@ func TestImageEveryGroupType(t *testing.T) {
 	require.NoError(t, s.ReplayOffsetCommit(13, 78, "consumer", "t", 1, OffsetCommitValue{Offset: 9, LeaderEpoch: -1, ExpireTimestamp: -1}))
 	require.NoError(t, s.ReplayOffsetCommit(14, 79, "x", "t", 1, OffsetCommitValue{Offset: 9, LeaderEpoch: -1, ExpireTimestamp: -1}))
 	require.NoError(t, s.ReplayOffsetCommitTombstone("x", "t", 1)) // producer 79 stays, empty
-	require.Len(t, s.PendingTransactions(), 3)
+	require.Len(t, s.View().PendingTransactions(), 3)
 	// A group with more topics than the encoder's linear topic search holds, committed in
 	// no particular order, partitions of both signs.
 	for i := range 40 {
@@ -328,11 +328,11 @@ func TestImageUncheckedDamagedOffsets(t *testing.T) {
 	require.Contains(t, c.Err().Error(), `offsets of group "g"`)
 
 	st = load()
-	_ = st.Offsets("g") // reads of a damaged block stop where it breaks
-	_, _ = st.Offset("g", "t", 4)
-	require.Nil(t, st.ImageErr())
+	_ = st.View().Offsets("g") // reads of a damaged block stop where it breaks
+	_, _ = st.View().Offset("g", "t", 4)
+	require.Nil(t, st.View().ImageErr())
 	require.NoError(t, st.ReplayOffsetCommit(100, NoProducerID, "g", "t", 9, OffsetCommitValue{Offset: 1, LeaderEpoch: -1, ExpireTimestamp: -1}))
-	require.ErrorIs(t, st.ImageErr(), ErrImageCorrupt)
-	require.Equal(t, len(st.Offsets("g")), st.NumOffsets(), "the count follows what was unpacked")
-	require.Panics(t, func() { st.PlanImage(1 << 20) }, "unchecked blocks are never written out")
+	require.ErrorIs(t, st.View().ImageErr(), ErrImageCorrupt)
+	require.Equal(t, len(st.View().Offsets("g")), st.View().NumOffsets(), "the count follows what was unpacked")
+	require.Panics(t, func() { st.View().PlanImage(1 << 20) }, "unchecked blocks are never written out")
 }

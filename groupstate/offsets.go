@@ -194,7 +194,7 @@ func (s *State) ReplayEndTransactionMarker(producerID int64, result TxnResult) e
 		return nil
 	}
 	for k, om := range p {
-		if cur, ok := s.Offset(k.group, k.topic, k.partition); ok && om.RecordOffset <= cur.RecordOffset {
+		if cur, ok := s.View().Offset(k.group, k.topic, k.partition); ok && om.RecordOffset <= cur.RecordOffset {
 			continue
 		}
 		s.putOffset(k.group, k.topic, k.partition, om)
@@ -206,10 +206,11 @@ func (s *State) ReplayEndTransactionMarker(producerID int64, result TxnResult) e
 // Views.
 
 // NumOffsets returns the number of committed offsets.
-func (s *State) NumOffsets() int { return s.numOffsets }
+func (v View) NumOffsets() int { return v.s.numOffsets }
 
 // Offset returns the committed offset of a group's partition.
-func (s *State) Offset(groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+func (v View) Offset(groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+	s := v.s
 	gm := s.offsets[groupID]
 	if gm == nil {
 		return OffsetAndMetadata{}, false
@@ -223,10 +224,11 @@ func (s *State) Offset(groupID, topic string, partition int32) (OffsetAndMetadat
 
 // OffsetGroupIDs returns the ids of the groups that have committed offsets, sorted. Offsets
 // live apart from groups: a group may have offsets without existing, and the reverse.
-func (s *State) OffsetGroupIDs() []string { return sortedKeys(s.offsets) }
+func (v View) OffsetGroupIDs() []string { return sortedKeys(v.s.offsets) }
 
 // Offsets returns the committed offsets of a group, sorted by topic and partition.
-func (s *State) Offsets(groupID string) []CommittedOffset {
+func (v View) Offsets(groupID string) []CommittedOffset {
+	s := v.s
 	gm := s.offsets[groupID]
 	if gm == nil {
 		return nil
@@ -243,13 +245,14 @@ func (s *State) Offsets(groupID string) []CommittedOffset {
 }
 
 // AllOffsets returns every committed offset, sorted by group, topic and partition.
-func (s *State) AllOffsets() []CommittedOffset {
+func (v View) AllOffsets() []CommittedOffset {
+	s := v.s
 	if s.numOffsets == 0 {
 		return nil
 	}
 	out := make([]CommittedOffset, 0, s.numOffsets)
-	for _, g := range s.OffsetGroupIDs() {
-		out = append(out, s.Offsets(g)...)
+	for _, g := range v.OffsetGroupIDs() {
+		out = append(out, v.Offsets(g)...)
 	}
 	return out
 }
@@ -269,7 +272,8 @@ func sortOffsets(o []CommittedOffset) {
 // PendingProducerIDs returns the producer ids with a pending transaction (one whose marker
 // has not been replayed), sorted. A producer whose pending offsets were all cancelled by
 // offset tombstones is still listed, as Kafka keeps its empty entry until the marker.
-func (s *State) PendingProducerIDs() []int64 {
+func (v View) PendingProducerIDs() []int64 {
+	s := v.s
 	ids := make([]int64, 0, len(s.pending))
 	for id := range s.pending {
 		ids = append(ids, id)
@@ -279,12 +283,13 @@ func (s *State) PendingProducerIDs() []int64 {
 }
 
 // PendingTransactions returns the pending transactional offsets by producer id, sorted.
-func (s *State) PendingTransactions() []PendingTransaction {
+func (v View) PendingTransactions() []PendingTransaction {
+	s := v.s
 	if len(s.pending) == 0 {
 		return nil
 	}
 	out := make([]PendingTransaction, 0, len(s.pending))
-	for _, pid := range s.PendingProducerIDs() {
+	for _, pid := range v.PendingProducerIDs() {
 		p := s.pending[pid]
 		pt := PendingTransaction{ProducerID: pid}
 		for k, om := range p {
@@ -297,19 +302,22 @@ func (s *State) PendingTransactions() []PendingTransaction {
 }
 
 // PendingOffset returns the pending transactional offset of producerID for a partition.
-func (s *State) PendingOffset(producerID int64, groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+func (v View) PendingOffset(producerID int64, groupID, topic string, partition int32) (OffsetAndMetadata, bool) {
+	s := v.s
 	om, ok := s.pending[producerID][offsetKey{groupID, topic, partition}]
 	return om, ok
 }
 
 // OpenTransactions returns the producer ids with a pending offset for the partition, sorted
 // (Kafka's openTransactions index).
-func (s *State) OpenTransactions(groupID, topic string, partition int32) []int64 {
+func (v View) OpenTransactions(groupID, topic string, partition int32) []int64 {
+	s := v.s
 	return slices.Clone(s.open[offsetKey{groupID, topic, partition}])
 }
 
 // HasOpenTransactions reports whether the group has any pending transactional offset.
-func (s *State) HasOpenTransactions(groupID string) bool {
+func (v View) HasOpenTransactions(groupID string) bool {
+	s := v.s
 	for k := range s.open {
 		if k.group == groupID {
 			return true

@@ -51,7 +51,7 @@ func (s *State) unpackOffsets(gm *groupOffsets) {
 
 // ImageErr reports the first damaged offset block a mutation met in a state decoded with
 // DecodeImagePartUnchecked (nil for any other state).
-func (s *State) ImageErr() error { return s.imageErr }
+func (v View) ImageErr() error { return v.s.imageErr }
 
 // unpack builds the maps of a packed group; it fails only on a damaged block.
 func (gm *groupOffsets) unpack() error {

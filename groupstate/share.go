@@ -421,7 +421,8 @@ func (s *State) ReplayShareGroupStatePartitionMetadataTombstone(groupID string) 
 }
 
 // ShareGroup returns a copy of the share group id.
-func (s *State) ShareGroup(id string) (ShareGroup, bool) {
+func (v View) ShareGroup(id string) (ShareGroup, bool) {
+	s := v.s
 	g, ok := s.groups[id].(*shareGroup)
 	if !ok {
 		return ShareGroup{}, false
@@ -446,7 +447,8 @@ func (g *shareGroup) view(id string) ShareGroup {
 
 // ShareGroupStatePartitionMetadata returns the record 15 state of a group; it may exist
 // without the group.
-func (s *State) ShareGroupStatePartitionMetadata(groupID string) (ShareStatePartitionMetadata, bool) {
+func (v View) ShareGroupStatePartitionMetadata(groupID string) (ShareStatePartitionMetadata, bool) {
+	s := v.s
 	m, ok := s.shareStateMeta[groupID]
 	if !ok {
 		return ShareStatePartitionMetadata{}, false
@@ -455,6 +457,7 @@ func (s *State) ShareGroupStatePartitionMetadata(groupID string) (ShareStatePart
 }
 
 // ShareGroupStatePartitionMetadataGroupIDs lists the groups with record 15 state, sorted.
-func (s *State) ShareGroupStatePartitionMetadataGroupIDs() []string {
+func (v View) ShareGroupStatePartitionMetadataGroupIDs() []string {
+	s := v.s
 	return sortedKeys(s.shareStateMeta)
 }

@@ -9,7 +9,7 @@ import (
 func TestShareGroupLifecycle(t *testing.T) {
 	s := New(Kafka44)
 	joinShare(t, s, "g", "m", 2)
-	g, ok := s.ShareGroup("g")
+	g, ok := s.View().ShareGroup("g")
 	require.True(t, ok)
 	require.Equal(t, StateStable, g.State)
 	require.Equal(t, int64(5), g.MetadataHash)
@@ -25,18 +25,18 @@ func TestShareGroupLifecycle(t *testing.T) {
 	require.NoError(t, s.ReplayShareGroupTargetAssignmentMemberTombstone("g", "m"))
 	require.NoError(t, s.ReplayShareGroupTargetAssignmentMetadataTombstone("g"))
 	require.NoError(t, s.ReplayShareGroupMemberMetadataTombstone("g", "m"))
-	g, _ = s.ShareGroup("g")
+	g, _ = s.View().ShareGroup("g")
 	require.Equal(t, StateEmpty, g.State)
 	require.NoError(t, s.ReplayShareGroupMetadataTombstone("g"))
-	require.Equal(t, 0, s.NumGroups())
-	md, ok := s.ShareGroupStatePartitionMetadata("g")
+	require.Equal(t, 0, s.View().NumGroups())
+	md, ok := s.View().ShareGroupStatePartitionMetadata("g")
 	require.True(t, ok, "state-partition metadata survives group removal")
 	require.Equal(t, []Uuid{topicA, topicB}, md.DeletingTopicIDs)
 	require.Equal(t, []int32{0, 1}, md.InitializingTopics[0].Partitions)
 	require.NoError(t, s.ReplayShareGroupStatePartitionMetadataTombstone("g")) // group missing: entry still removed
-	_, ok = s.ShareGroupStatePartitionMetadata("g")
+	_, ok = s.View().ShareGroupStatePartitionMetadata("g")
 	require.False(t, ok)
-	require.Equal(t, 0, s.NumGroups())
+	require.Equal(t, 0, s.View().NumGroups())
 }
 
 func TestShareTombstoneInvariants(t *testing.T) {
@@ -88,10 +88,10 @@ func TestShareTombstoneForMissingIgnored(t *testing.T) {
 		} {
 			require.NoError(t, f())
 		}
-		require.Equal(t, 0, s.NumGroups())
+		require.Equal(t, 0, s.View().NumGroups())
 		// Values create on demand, in any order.
 		require.NoError(t, s.ReplayShareGroupCurrentMemberAssignment("g", "m", ShareCurrentAssignmentValue{MemberEpoch: 4, State: 1}))
-		g, _ := s.ShareGroup("g")
+		g, _ := s.View().ShareGroup("g")
 		require.Equal(t, "UNREVOKED_PARTITIONS", g.Members[0].StateName)
 	}
 }
@@ -123,7 +123,7 @@ func TestShareKafka40Rules(t *testing.T) {
 	assertReplayError(t, err, ErrMemberNotFound, "g", "m")
 	// Record 9 stores subscription metadata; record 15 is not replayed by 4.0.
 	require.NoError(t, s.ReplayShareGroupPartitionMetadata("g", ConsumerGroupPartitionMetadataValue{Topics: []TopicMetadata{{TopicID: topicA, TopicName: "a", NumPartitions: 2}}}))
-	g, _ := s.ShareGroup("g")
+	g, _ := s.View().ShareGroup("g")
 	require.Len(t, g.SubscriptionMetadata, 1)
 	err = assertUnchanged(t, s, func() error {
 		return s.ReplayShareGroupStatePartitionMetadata("g", ShareStatePartitionMetadataValue{})
@@ -157,12 +157,12 @@ func TestShareDerivedStatesPerVersion(t *testing.T) {
 	for _, v := range KafkaVersions {
 		s := New(v)
 		require.NoError(t, s.ReplayShareGroupMetadata("g", ShareGroupMetadataValue{Epoch: 9}))
-		st, _ := s.GroupState("g")
+		st, _ := s.View().GroupState("g")
 		require.Equal(t, StateEmpty, st, v.String())
 		require.NoError(t, s.ReplayShareGroupMemberMetadata("g", "m", ShareMemberMetadataValue{}))
-		st, _ = s.GroupState("g")
+		st, _ = s.View().GroupState("g")
 		require.Equal(t, StateStable, st, "share groups are Stable with any member, whatever the epochs")
-		g, _ := s.ShareGroup("g")
+		g, _ := s.View().ShareGroup("g")
 		require.Equal(t, int32(0), g.Members[0].MemberEpoch)
 		require.Equal(t, int32(-1), g.Members[0].PreviousMemberEpoch)
 	}

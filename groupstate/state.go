@@ -201,13 +201,14 @@ func (s *State) install(id string, g group, fresh bool) {
 // Group-level read access.
 
 // GroupIDs returns the ids of all groups, sorted.
-func (s *State) GroupIDs() []string { return sortedKeys(s.groups) }
+func (v View) GroupIDs() []string { return sortedKeys(v.s.groups) }
 
 // NumGroups returns the number of groups.
-func (s *State) NumGroups() int { return len(s.groups) }
+func (v View) NumGroups() int { return len(v.s.groups) }
 
 // GroupType returns the type of group id.
-func (s *State) GroupType(id string) (GroupType, bool) {
+func (v View) GroupType(id string) (GroupType, bool) {
+	s := v.s
 	g, ok := s.groups[id]
 	if !ok {
 		return "", false
@@ -217,7 +218,8 @@ func (s *State) GroupType(id string) (GroupType, bool) {
 
 // GroupState returns the derived state of group id (Kafka's spelling: Empty, Stable,
 // Assigning, Reconciling, NotReady).
-func (s *State) GroupState(id string) (string, bool) {
+func (v View) GroupState(id string) (string, bool) {
+	s := v.s
 	switch g := s.groups[id].(type) {
 	case *classicGroup:
 		return g.state(), true

@@ -665,7 +665,8 @@ func (s *State) ReplayStreamsGroupTopologyTombstone(groupID string) error {
 }
 
 // StreamsGroup returns a copy of the streams group id.
-func (s *State) StreamsGroup(id string) (StreamsGroup, bool) {
+func (v View) StreamsGroup(id string) (StreamsGroup, bool) {
+	s := v.s
 	g, ok := s.groups[id].(*streamsGroup)
 	if !ok {
 		return StreamsGroup{}, false

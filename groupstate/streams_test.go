@@ -10,7 +10,7 @@ func TestStreamsMemberFieldsNullUntilSet(t *testing.T) {
 	s := New(Kafka44)
 	require.NoError(t, s.ReplayStreamsGroupTargetAssignmentMember("g", "ghost", StreamsTargetAssignmentValue{StandbyTasks: []TaskIDs{{SubtopologyID: "1", Partitions: []int32{2, 2, 0}}}}))
 	require.NoError(t, s.ReplayStreamsGroupMemberMetadata("g", "m", StreamsMemberMetadata{InstanceID: nil, ClientID: "c", ClientTags: []KeyValue{{"b", "1"}, {"a", "2"}}}))
-	g, ok := s.StreamsGroup("g")
+	g, ok := s.View().StreamsGroup("g")
 	require.True(t, ok)
 	m := g.Members[0]
 	require.Nil(t, m.MemberEpoch)
@@ -25,7 +25,7 @@ func TestStreamsMemberFieldsNullUntilSet(t *testing.T) {
 
 	// A member created by record 22 has no metadata.
 	require.NoError(t, s.ReplayStreamsGroupCurrentMemberAssignment("g", "n", StreamsCurrentAssignmentValue{MemberEpoch: 3, PreviousMemberEpoch: 2, State: 0}))
-	g, _ = s.StreamsGroup("g")
+	g, _ = s.View().StreamsGroup("g")
 	n := g.Members[1]
 	require.Nil(t, n.Metadata)
 	require.Equal(t, StreamsMemberUnknown, *n.State, "0 is not a streams member state")
@@ -33,7 +33,7 @@ func TestStreamsMemberFieldsNullUntilSet(t *testing.T) {
 
 	// The record 22 tombstone keeps the state and empties the tasks.
 	require.NoError(t, s.ReplayStreamsGroupCurrentMemberAssignmentTombstone("g", "m"))
-	g, _ = s.StreamsGroup("g")
+	g, _ = s.View().StreamsGroup("g")
 	m = g.Members[0]
 	require.Equal(t, int32(-1), *m.MemberEpoch)
 	require.Equal(t, int32(-1), *m.PreviousMemberEpoch)
@@ -83,7 +83,7 @@ func TestStreamsTombstoneInvariants(t *testing.T) {
 	require.NoError(t, s.ReplayStreamsGroupTargetAssignmentMember("g", "m", StreamsTargetAssignmentValue{}))
 	require.NoError(t, s.ReplayStreamsGroupTargetAssignmentMetadata("g", TargetAssignmentMetadataValue{AssignmentEpoch: -1}))
 	require.NoError(t, s.ReplayStreamsGroupMetadataTombstone("g"))
-	_, ok := s.GroupType("g")
+	_, ok := s.View().GroupType("g")
 	require.False(t, ok)
 }
 
@@ -104,7 +104,7 @@ func TestStreamsGroupDeletionInKafkaOrder(t *testing.T) {
 	}
 	require.NoError(t, s.ReplayStreamsGroupMetadataTombstone("g"))
 	require.NoError(t, s.ReplayStreamsGroupTopologyTombstone("g")) // group already gone: ignored
-	require.Equal(t, 0, s.NumGroups())
+	require.Equal(t, 0, s.View().NumGroups())
 	for _, f := range []func() error{
 		func() error { return s.ReplayStreamsGroupMemberMetadataTombstone("g", "m") },
 		func() error { return s.ReplayStreamsGroupTargetAssignmentMetadataTombstone("g") },
@@ -114,14 +114,14 @@ func TestStreamsGroupDeletionInKafkaOrder(t *testing.T) {
 	} {
 		require.NoError(t, f())
 	}
-	require.Equal(t, 0, s.NumGroups())
+	require.Equal(t, 0, s.View().NumGroups())
 }
 
 func TestStreamsDerivedStates(t *testing.T) {
 	for _, v := range []KafkaVersion{Kafka41, Kafka42, Kafka43, Kafka44} {
 		t.Run(v.String(), func(t *testing.T) {
 			s := New(v)
-			state := func() string { st, _ := s.GroupState("g"); return st }
+			state := func() string { st, _ := s.View().GroupState("g"); return st }
 			require.NoError(t, s.ReplayStreamsGroupMetadata("g", StreamsGroupMetadataValue{Epoch: 5, ValidatedTopologyEpoch: -1, StoredDescriptionTopologyEpoch: -1, FailedDescriptionTopologyEpoch: -1}))
 			require.Equal(t, StateEmpty, state())
 			require.NoError(t, s.ReplayStreamsGroupMemberMetadata("g", "m", StreamsMemberMetadata{}))
@@ -141,7 +141,7 @@ func TestStreamsDerivedStates(t *testing.T) {
 			require.Equal(t, StateReconciling, state(), "consumer STABLE (0) is not streams STABLE (1)")
 			require.NoError(t, s.ReplayStreamsGroupCurrentMemberAssignment("g", "m", StreamsCurrentAssignmentValue{MemberEpoch: 5, State: StreamsMemberStable}))
 			require.Equal(t, StateStable, state())
-			g, _ := s.StreamsGroup("g")
+			g, _ := s.View().StreamsGroup("g")
 			require.Equal(t, "STABLE", g.Members[0].StateName)
 			require.NoError(t, s.ReplayStreamsGroupTopologyTombstone("g"))
 			require.Equal(t, StateNotReady, state())
@@ -156,7 +156,7 @@ func TestStreamsDerivedStates(t *testing.T) {
 		s := New(c.v)
 		require.NoError(t, s.ReplayStreamsGroupTopology("g", StreamsTopology{Epoch: 0}))
 		require.NoError(t, s.ReplayStreamsGroupMemberMetadata("g", "m", StreamsMemberMetadata{}))
-		st, _ := s.GroupState("g")
+		st, _ := s.View().GroupState("g")
 		require.Equal(t, c.want, st, c.v.String())
 	}
 }
@@ -176,7 +176,7 @@ func TestStreamsMetadataFieldsPerVersion(t *testing.T) {
 	} {
 		s := New(c.ver)
 		require.NoError(t, s.ReplayStreamsGroupMetadata("g", v))
-		g, _ := s.StreamsGroup("g")
+		g, _ := s.View().StreamsGroup("g")
 		require.Equal(t, int32(3), g.GroupEpoch)
 		require.Equal(t, int64(4), g.MetadataHash)
 		require.Equal(t, c.validated, g.ValidatedTopologyEpoch, c.ver.String())
@@ -187,7 +187,7 @@ func TestStreamsMetadataFieldsPerVersion(t *testing.T) {
 			require.Equal(t, "acceptable.recovery.lag", g.LastAssignmentConfigs[0].Key)
 			// A null list means an empty map.
 			require.NoError(t, s.ReplayStreamsGroupMetadata("g", StreamsGroupMetadataValue{Epoch: 3}))
-			g, _ = s.StreamsGroup("g")
+			g, _ = s.View().StreamsGroup("g")
 			require.Nil(t, g.LastAssignmentConfigs)
 			err := assertUnchanged(t, s, func() error {
 				return s.ReplayStreamsGroupMetadata("g", StreamsGroupMetadataValue{LastAssignmentConfigs: []KeyValue{{"a", "1"}, {"a", "2"}}})
@@ -209,7 +209,7 @@ func TestStreamsTaskEpochsAndDuplicates(t *testing.T) {
 	}
 	s := New(Kafka42)
 	require.NoError(t, s.ReplayStreamsGroupCurrentMemberAssignment("g", "m", in))
-	g, _ := s.StreamsGroup("g")
+	g, _ := s.View().StreamsGroup("g")
 	m := g.Members[0]
 	require.Equal(t, []TaskIDsWithEpochs{{SubtopologyID: "a", Partitions: []int32{0}, AssignmentEpochs: []int32{9}}, {SubtopologyID: "b", Partitions: []int32{0, 1}, AssignmentEpochs: []int32{3, 4}}}, m.AssignedTasks.ActiveTasks)
 	require.Equal(t, []TaskIDs{{SubtopologyID: "a", Partitions: []int32{1}}}, m.AssignedTasks.StandbyTasks)
@@ -217,7 +217,7 @@ func TestStreamsTaskEpochsAndDuplicates(t *testing.T) {
 
 	s = New(Kafka41)
 	require.NoError(t, s.ReplayStreamsGroupCurrentMemberAssignment("g", "m", in))
-	g, _ = s.StreamsGroup("g")
+	g, _ = s.View().StreamsGroup("g")
 	require.Equal(t, []TaskIDsWithEpochs{{SubtopologyID: "a", Partitions: []int32{0}}, {SubtopologyID: "b", Partitions: []int32{0, 1}}}, g.Members[0].AssignedTasks.ActiveTasks)
 
 	dup := StreamsCurrentAssignmentValue{WarmupTasks: []TaskIDsWithEpochs{{SubtopologyID: "a"}, {SubtopologyID: "a", Partitions: []int32{1}}}}
@@ -252,7 +252,7 @@ func TestStreamsTopologyKeepsListOrder(t *testing.T) {
 	}}
 	require.NoError(t, s.ReplayStreamsGroupTopology("g", topo))
 	topo.Subtopologies[0].SourceTopics[0] = "mutated" // the state does not alias the input
-	g, _ := s.StreamsGroup("g")
+	g, _ := s.View().StreamsGroup("g")
 	require.Equal(t, "0", g.Topology.Subtopologies[0].SubtopologyID)
 	require.Equal(t, []string{"z", "a"}, g.Topology.Subtopologies[1].SourceTopics)
 	require.Equal(t, []int16{1, 0}, g.Topology.Subtopologies[1].CopartitionGroups[0].SourceTopics)

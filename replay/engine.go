@@ -33,17 +33,17 @@ type Options struct {
 	PauseGCWhileRestoring bool
 }
 
-// Observer receives replay events in log order. The state it is given is the engine's live
-// state: read it, never keep it.
+// Observer receives replay events in log order. The view it is given reads the engine's live
+// state: read it during the callback, never keep it.
 type Observer interface {
-	Observe(ev *Event, st *groupstate.State)
+	Observe(ev *Event, st groupstate.View)
 }
 
 // ObserverFunc adapts a function to Observer.
-type ObserverFunc func(ev *Event, st *groupstate.State)
+type ObserverFunc func(ev *Event, st groupstate.View)
 
 // Observe calls f.
-func (f ObserverFunc) Observe(ev *Event, st *groupstate.State) { f(ev, st) }
+func (f ObserverFunc) Observe(ev *Event, st groupstate.View) { f(ev, st) }
 
 // Event is one replayed record or transaction marker.
 type Event struct {
@@ -170,8 +170,9 @@ func Restore(p int32, st *groupstate.State, next int64, stats Stats, opts Option
 // Partition returns the engine's partition.
 func (e *Engine) Partition() int32 { return e.partition }
 
-// State returns the live state. Callers must only read it.
-func (e *Engine) State() *groupstate.State { return e.state }
+// State returns a read-only view of the live state: it follows the engine as it replays, so
+// read it between runs, never while one is in progress.
+func (e *Engine) State() groupstate.View { return e.state.View() }
 
 // NextOffset is the offset after the last applied batch.
 func (e *Engine) NextOffset() int64 { return e.next }
@@ -283,7 +284,7 @@ func (e *Engine) observe(b *eventlog.Batch, r *eventlog.Record, fill func(*Event
 	}
 	e.ev = Event{Partition: e.partition, Batch: b, Offset: r.Offset, Timestamp: r.Timestamp}
 	fill(&e.ev)
-	e.opts.Observer.Observe(&e.ev, e.state)
+	e.opts.Observer.Observe(&e.ev, e.state.View())
 }
 
 func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {

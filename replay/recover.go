@@ -44,7 +44,7 @@ const snapshotKindV1 = "replay/v1"
 // newSnapshotPayload is the payload of a snapshot of e. It reads e's state while the
 // snapshot is written: e must not run meanwhile.
 func newSnapshotPayload(e *Engine) *imagePayload {
-	return &imagePayload{Stats: e.Stats(), State: stateImage{st: e.State()}}
+	return &imagePayload{Stats: e.Stats(), State: stateImage{view: e.State()}}
 }
 
 // snapshotPayload is the payload of kind "replay/v1": the canonical state and the engine's

@@ -37,7 +37,7 @@ func decodeEveryKind(b []byte) {
 	for _, kind := range []string{SnapshotKind, snapshotKindV1} {
 		st, _, _, _, _, err := decodeState(kind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) }, false)
 		if err == nil {
-			_ = st.Dump()
+			_ = st.View().Dump()
 		}
 	}
 }

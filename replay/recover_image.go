@@ -29,9 +29,10 @@ type imagePayload struct {
 	State stateImage
 }
 
-// stateImage encodes st (when writing) and holds the decoded state (when reading).
+// stateImage encodes view (when writing) and holds the decoded state (when reading).
 type stateImage struct {
-	st *groupstate.State
+	view groupstate.View
+	st   *groupstate.State
 	// merge is how long adding the decoded parts to the state took (the restore phase;
 	// decoding the parts overlaps reading them).
 	merge time.Duration
@@ -47,9 +48,9 @@ func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
 // MarshalSnapshot writes [layout, head, [part...]]. Parts are encoded ahead on every core
 // and written in order; at most 2 per core are in memory at once.
 func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
-	plan := im.st.PlanImage(imagePartBytes)
+	plan := im.view.PlanImage(imagePartBytes)
 	n := plan.NumParts()
-	if err := first(e.ArrayLen(3), e.Int(imageLayout), e.Bytes(im.st.AppendImageHead(nil)), e.ArrayLen(n)); err != nil {
+	if err := first(e.ArrayLen(3), e.Int(imageLayout), e.Bytes(im.view.AppendImageHead(nil)), e.ArrayLen(n)); err != nil {
 		return err
 	}
 	// The feeder hands out part numbers in order, each with a buffer from free: a part
@@ -98,7 +99,7 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				results[j.i] <- im.st.AppendImagePart(j.buf[:0], plan, j.i)
+				results[j.i] <- im.view.AppendImagePart(j.buf[:0], plan, j.i)
 			}
 		}()
 	}

@@ -33,7 +33,7 @@ func fullReplay(t testing.TB, src eventlog.Source, p int32, opts Options) *Engin
 	return e
 }
 
-func dumpJSON(t testing.TB, st *groupstate.State) []byte {
+func dumpJSON(t testing.TB, st groupstate.View) []byte {
 	t.Helper()
 	b, err := json.Marshal(st.Dump())
 	require.NoError(t, err)
@@ -490,7 +490,7 @@ func TestSnapshotManySmallParts(t *testing.T) {
 				return err
 			}, false)
 			require.NoError(t, err)
-			require.True(t, groupstate.Equal(e.State(), st), "part size %d", size)
+			require.True(t, groupstate.Equal(e.State(), st.View()), "part size %d", size)
 			if size == 1<<20 {
 				if want == nil {
 					want = buf.Bytes()
@@ -504,7 +504,7 @@ func TestSnapshotManySmallParts(t *testing.T) {
 // damagedImage writes what stateImage writes, with the last byte of the last part changed:
 // when that part ends with a group's committed offsets (the generated logs' do), the
 // damage is inside an offset block and the part's structure still decodes.
-type damagedImage struct{ st *groupstate.State }
+type damagedImage struct{ st groupstate.View }
 
 func (im damagedImage) MarshalSnapshot(e *snapshot.Encoder) error {
 	plan := im.st.PlanImage(imagePartBytes)
@@ -593,7 +593,7 @@ func TestPauseGCOnlyForShortTails(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	percentDuringTail := func(store *snapshot.Store) int {
 		seen := 0
-		opts := Options{PauseGCWhileRestoring: true, Observer: ObserverFunc(func(*Event, *groupstate.State) {
+		opts := Options{PauseGCWhileRestoring: true, Observer: ObserverFunc(func(*Event, groupstate.View) {
 			seen = debug.SetGCPercent(100)
 			debug.SetGCPercent(seen)
 		})}

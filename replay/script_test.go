@@ -318,7 +318,7 @@ func setVersion(v recordcodec.Value, version int16) {
 }
 
 // renderState prints the canonical dump (of one group when asked), indented JSON.
-func renderState(st *groupstate.State, group string) string {
+func renderState(st groupstate.View, group string) string {
 	var v any = st.Dump()
 	if group != "" {
 		g, ok := st.Group(group)

@@ -79,7 +79,7 @@ func replayDigest(ctx context.Context, src eventlog.Source, p int32, opts replay
 // metadata). It reads the state one group at a time, so that beside the replayed state only
 // the largest group's copy is held: building the whole Dump of a large log would double the
 // proof's memory.
-func hashState(st *groupstate.State, exact bool) (sum [32]byte, implicitGroups int, err error) {
+func hashState(st groupstate.View, exact bool) (sum [32]byte, implicitGroups int, err error) {
 	h := sha256.New()
 	put := func(v any) {
 		if err != nil {
@@ -142,7 +142,7 @@ func explain(ctx context.Context, original, compacted eventlog.Source, p int32, 
 	if err != nil {
 		return err
 	}
-	lines := groupstate.Diff(sa, sb, 20)
+	lines := groupstate.Diff(sa.View(), sb.View(), 20)
 	if len(lines) == 0 && !reflect.DeepEqual(da, db) {
 		lines = []string{"(the dumps differ in a way Diff does not show)"}
 	}

@@ -84,7 +84,7 @@ func (a *batchAudit) flush() {
 	clear(a.meta)
 }
 
-func (a *batchAudit) observe(ev *replay.Event, _ *groupstate.State) {
+func (a *batchAudit) observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Batch.BaseOffset != a.base {
 		a.flush()
 		a.base = ev.Batch.BaseOffset
@@ -220,7 +220,7 @@ func inferPartitionCount(r *replayed) int32 {
 	return int32(len(parts))
 }
 
-func stateFindings(p int32, st *groupstate.State) []finding {
+func stateFindings(p int32, st groupstate.View) []finding {
 	var out []finding
 	add := func(kind, format string, args ...any) {
 		out = append(out, finding{p, -1, kind, fmt.Sprintf(format, args...)})

@@ -67,10 +67,10 @@ type describeDoc struct {
 }
 
 type describePartDoc struct {
-	state      *groupstate.State // where the groups' offsets are read from, one group at a time
-	Partition  int32             `json:"partition"`
-	NextOffset int64             `json:"nextOffset"`
-	Records    int64             `json:"recordsReplayed"`
+	state      groupstate.View // where the groups' offsets are read from, one group at a time
+	Partition  int32           `json:"partition"`
+	NextOffset int64           `json:"nextOffset"`
+	Records    int64           `json:"recordsReplayed"`
 	// TopicNames maps topic ids to names, as far as the log names them.
 	TopicNames []topicName        `json:"topicNames,omitempty"`
 	Groups     []describeGroupDoc `json:"groups"`
@@ -196,7 +196,7 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 }
 
 // topicNames collects topic id -> name pairs that the replayed records state.
-func topicNames(st *groupstate.State) map[string]string {
+func topicNames(st groupstate.View) map[string]string {
 	names := map[string]string{}
 	for _, o := range st.AllOffsets() {
 		if !o.TopicID.IsZero() {

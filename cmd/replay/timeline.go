@@ -48,7 +48,7 @@ func runTimeline(cmd *cobra.Command, path string, f *timelineFlags, stdout, stde
 	found := 0
 	obs := func(p int32) replay.Observer {
 		tl := &timeline{group: f.group, w: out, partition: p, epochs: map[string]int32{}, txn: map[int64][]string{}, members: map[string]bool{}}
-		return replay.ObserverFunc(func(ev *replay.Event, st *groupstate.State) {
+		return replay.ObserverFunc(func(ev *replay.Event, st groupstate.View) {
 			if tl.event(ev, st) {
 				found++
 			}
@@ -78,7 +78,7 @@ type timeline struct {
 	targets   int // target-assignment member records of the group in the current batch
 }
 
-func (t *timeline) event(ev *replay.Event, st *groupstate.State) bool {
+func (t *timeline) event(ev *replay.Event, st groupstate.View) bool {
 	b := ev.Batch
 	if b.BaseOffset != t.batchBase {
 		t.batchBase, t.targets = b.BaseOffset, 0
@@ -127,7 +127,7 @@ func (t *timeline) epochChange(key string, v int32, what string) string {
 	return fmt.Sprintf("%s %d -> %d", what, old, v)
 }
 
-func (t *timeline) explain(ev *replay.Event, st *groupstate.State) string {
+func (t *timeline) explain(ev *replay.Event, st groupstate.View) string {
 	k := ev.Record.Key
 	name := fmt.Sprintf("[%d %s] ", int16(k.Type), k.Type)
 	if ev.Record.Value == nil {

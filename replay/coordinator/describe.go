@@ -10,7 +10,7 @@ import (
 
 // Describe answers StreamsGroupDescribe from the replayed state (and the soft state for the
 // task offsets and the configured topology, as Kafka does).
-func (c *Coordinator) Describe(st *groupstate.State, soft *Soft, req *kmsg.StreamsGroupDescribeRequest) *kmsg.StreamsGroupDescribeResponse {
+func (c *Coordinator) Describe(st groupstate.View, soft *Soft, req *kmsg.StreamsGroupDescribeRequest) *kmsg.StreamsGroupDescribeResponse {
 	resp := kmsg.NewPtrStreamsGroupDescribeResponse()
 	resp.Version = req.Version
 	for _, id := range req.Groups {

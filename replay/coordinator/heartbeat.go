@@ -56,7 +56,7 @@ func (c *Coordinator) config(id string) Config {
 // Heartbeat decides one StreamsGroupHeartbeat. st is read only; soft is updated (timers,
 // endpoint epoch, shutdown flag, task offsets, configured-topology cache). now is the
 // coordinator's clock in ms.
-func (c *Coordinator) Heartbeat(st *groupstate.State, soft *Soft, md *Metadata, req Request, now int64) Result {
+func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *Metadata, req Request, now int64) Result {
 	hb := req.Heartbeat
 	cfg := c.config(hb.Group)
 	var res Result
@@ -178,7 +178,7 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *apiError
 
 // loadGroup returns the group for a join (creating it, or replacing an empty classic group
 // whose tombstone is then added to records) or for a regular heartbeat.
-func loadGroup(st *groupstate.State, id string, joining bool, records *[]recordcodec.Record) (*group, *apiError) {
+func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcodec.Record) (*group, *apiError) {
 	typ, exists := st.GroupType(id)
 	switch {
 	case !exists:
@@ -261,7 +261,7 @@ func checkTaskOffsets(lists ...[]kmsg.TaskOffset) *apiError {
 func strp(s string) *string { return &s }
 
 // regular is GroupMetadataManager.streamsGroupHeartbeat (member epoch >= 0).
-func (c *Coordinator) regular(st *groupstate.State, soft *Soft, md *Metadata, req Request, cfg Config, now int64) (Result, *apiError) {
+func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req Request, cfg Config, now int64) (Result, *apiError) {
 	r := req.Heartbeat
 	var records []recordcodec.Record
 	var statuses []Status

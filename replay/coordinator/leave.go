@@ -9,7 +9,7 @@ import (
 )
 
 // leave is streamsGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
-func (c *Coordinator) leave(st *groupstate.State, soft *Soft, r *kmsg.StreamsGroupHeartbeatRequest) (Result, *apiError) {
+func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroupHeartbeatRequest) (Result, *apiError) {
 	typ, ok := st.GroupType(r.Group)
 	if !ok {
 		return Result{}, errf(ErrGroupIDNotFound, "Group %s not found.", r.Group)
@@ -98,7 +98,7 @@ type TimerResult struct {
 // records. Each timer is its own write operation in Kafka, so the caller appends and
 // applies the records before calling Tick again; it loops until ok is false. Ties are broken
 // by group id, then kind, then member id, so runs are deterministic.
-func (c *Coordinator) Tick(st *groupstate.State, soft *Soft, md *Metadata, now int64) (TimerResult, bool) {
+func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *Metadata, now int64) (TimerResult, bool) {
 	type due struct {
 		at     int64
 		group  string

@@ -13,7 +13,7 @@ import (
 
 // checkInvariants verifies, on the replayed state, that no active task has two owners and that
 // no process holds a task twice (active, standby or warm-up; assigned or pending revocation).
-func checkInvariants(t *testing.T, st *groupstate.State, gid string, step int) {
+func checkInvariants(t *testing.T, st groupstate.View, gid string, step int) {
 	t.Helper()
 	v, ok := st.StreamsGroup(gid)
 	if !ok {
@@ -50,7 +50,7 @@ func checkInvariants(t *testing.T, st *groupstate.State, gid string, step int) {
 }
 
 // checkConverged requires every member STABLE at the assignment epoch with its target.
-func checkConverged(t *testing.T, st *groupstate.State, gid string, step int) {
+func checkConverged(t *testing.T, st groupstate.View, gid string, step int) {
 	t.Helper()
 	v, ok := st.StreamsGroup(gid)
 	if !ok || len(v.Members) == 0 {

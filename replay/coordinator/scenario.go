@@ -55,7 +55,7 @@ type Client struct {
 type Runner struct {
 	Coord     *Coordinator
 	Cfg       Config
-	State     func() *groupstate.State
+	State     func() groupstate.View
 	Apply     func(*eventlog.Batch) error
 	NextOff   func() int64
 	Partition int32
@@ -74,7 +74,7 @@ type Runner struct {
 }
 
 // NewRunner prepares a runner; Coord.Config is set to return r.Cfg.
-func NewRunner(state func() *groupstate.State, apply func(*eventlog.Batch) error, next func() int64, out io.Writer) *Runner {
+func NewRunner(state func() groupstate.View, apply func(*eventlog.Batch) error, next func() int64, out io.Writer) *Runner {
 	r := &Runner{Cfg: DefaultConfig(), State: state, Apply: apply, NextOff: next, Soft: NewSoft(),
 		Meta: &Metadata{Topics: map[string]TopicMetadata{}}, Group: "app", Clients: map[string]*Client{}, Out: out, Now: 1000}
 	r.Coord = &Coordinator{Config: func(string) Config { return r.Cfg }}

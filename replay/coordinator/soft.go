@@ -109,7 +109,7 @@ func cloneOffsets(m map[TaskID]int64) map[TaskID]int64 {
 // Restore arms the timers of every member of every streams group in st, as Kafka does when
 // a coordinator loads a partition: session timers from now, rebalance timers from now for
 // members in UNREVOKED_TASKS. Groups and members already known keep their timers.
-func (s *Soft) Restore(st *groupstate.State, cfg func(groupID string) Config, now int64) {
+func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now int64) {
 	for _, id := range st.GroupIDs() {
 		v, ok := st.StreamsGroup(id)
 		if !ok {
