@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/replay"
-	"github.com/coordlog/coordlog/replay/coordinator"
 )
 
 type simulateFlags struct {
@@ -31,7 +31,7 @@ func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "simulate --scenario FILE (--db PATH | --segments DIR)",
 		Short: "Run a streams group scenario through the coordinator into a log",
 		Long: `simulate runs a scenario script (joins, heartbeats, leaves, clock steps, topic changes;
-see package replay/coordinator) through coordlog's streams group coordinator. Every decision's
+see package coordinator/streams/streamstest) through coordlog's streams group coordinator. Every decision's
 records are appended as one batch to the log and applied through replay, as a restarted
 coordinator would do; the transcript (requests, responses, records) goes to stdout.
 
@@ -92,12 +92,7 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	if f.quiet {
 		out = nil
 	}
-	r := coordinator.NewRunner(eng.State, func(b *eventlog.Batch) error {
-		if err := sink(b); err != nil {
-			return err
-		}
-		return eng.Apply(b)
-	}, eng.NextOffset, out)
+	r := streamstest.NewRunner(simulationLog{eng, sink}, out)
 	r.Partition = f.partition
 	runErr := r.Run(script)
 	if err := closeSink(); runErr == nil {
@@ -108,4 +103,18 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "simulated %s: %d batches, %d records, next offset %d\n", f.scenario, r.Batches, r.Records, eng.NextOffset())
 	return nil
+}
+
+// simulationLog appends each decision to the output log, then replays it into the engine the
+// coordinator reads.
+type simulationLog struct {
+	*replay.Engine
+	sink func(*eventlog.Batch) error
+}
+
+func (l simulationLog) Apply(b *eventlog.Batch) error {
+	if err := l.sink(b); err != nil {
+		return err
+	}
+	return l.Engine.Apply(b)
 }

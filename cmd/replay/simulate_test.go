@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const simScenario = "../../replay/coordinator/testdata/static.scenario"
+const simScenario = "../../coordinator/streams/testdata/static.scenario"
 
 func TestSimulateIntoPebbleThenDescribe(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,8 +18,12 @@ const module = "github.com/coordlog/coordlog"
 // rule says what the non-test files of a top-level folder (and its sub-packages) may import
 // besides the standard library and their own folder's sub-packages.
 type rule struct {
-	internal []string // top-level folders of this module
-	external []string // import path prefixes outside the module
+	internal     []string // top-level folders of this module
+	testInternal []string // top-level folders its _test.go files may import on top of internal
+	external     []string // import path prefixes outside the module
+	// isolated folders' packages may not import one another (commands are main packages, each
+	// standing on the libraries alone).
+	isolated bool
 }
 
 var kafkaWire = []string{"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kbin"}
@@ -38,9 +43,15 @@ var rules = map[string]rule{
 		}, kafkaWire...),
 	},
 	"snapshot": {external: []string{"github.com/vmihailenco/msgpack/v5"}},
-	"replay": {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"},
-		external: append([]string{"github.com/zeebo/xxh3"}, kafkaWire...)}, // Kafka's group metadata hash
-	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "cmd"}, external: []string{""}},
+	"replay":   {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"}},
+	// The group coordinators decide on a read-only groupstate.View and emit records as
+	// eventlog batches; replay applies them. They never import replay: a caller (the CLI, a
+	// test) wires a coordinator to an engine.
+	"coordinator": {internal: []string{"recordcodec", "groupstate", "eventlog"},
+		testInternal: []string{"replay"},                                       // tests apply the decisions through an engine
+		external:     append([]string{"github.com/zeebo/xxh3"}, kafkaWire...)}, // Kafka's group metadata hash
+	// Commands may use every library; no package imports a command, nor one command another.
+	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "coordinator"}, external: []string{""}, isolated: true},
 	"fixtures": {},
 	"internal": {internal: []string{"internal"}},
 }
@@ -107,17 +118,23 @@ func TestImportRules(t *testing.T) {
 func disallowed(top, imp string, isTest bool) string {
 	r, known := rules[top]
 	if strings.HasPrefix(imp, module+"/") || imp == module {
-		target := strings.SplitN(strings.TrimPrefix(imp, module+"/"), "/", 2)[0]
+		rel := strings.TrimPrefix(imp, module+"/")
+		target := strings.SplitN(rel, "/", 2)[0]
 		if target == top {
+			if r.isolated {
+				return top + "/ packages may not import one another (" + rel + ")"
+			}
 			return ""
 		}
 		if top == "fixtures" && isTest {
 			return "" // conformance tests drive the whole engine
 		}
-		for _, ok := range r.internal {
-			if ok == target {
-				return ""
-			}
+		allowed := r.internal
+		if isTest {
+			allowed = append(slices.Clone(allowed), r.testInternal...)
+		}
+		if slices.Contains(allowed, target) {
+			return ""
 		}
 		return top + "/ may not import " + target + "/ (DESIGN.md layout)"
 	}
@@ -167,6 +184,20 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"groupstate", "github.com/stretchr/testify/require", true, false},
 		{"groupstate", "github.com/stretchr/testify/require", false, true},
 		{"cmd", module + "/replay", false, false},
+		{"cmd", module + "/coordinator/streams/streamstest", false, false},
+		{"cmd", module + "/cmd/compact", false, true},
+		{"replay", module + "/cmd/replay", false, true},
+		{"replay", module + "/coordinator/streams", false, true},
+		{"replay", "github.com/twmb/franz-go/pkg/kmsg", false, true},
+		{"coordinator", module + "/groupstate", false, false},
+		{"coordinator", module + "/recordcodec", false, false},
+		{"coordinator", "github.com/twmb/franz-go/pkg/kmsg", false, false},
+		{"coordinator", module + "/replay", false, true},
+		{"coordinator", module + "/snapshot", false, true},
+		{"coordinator", module + "/cmd/replay", false, true},
+		{"coordinator", module + "/replay", true, false}, // tests apply decisions through an engine
+		{"coordinator", module + "/snapshot", true, true},
+		{"groupstate", module + "/coordinator", false, true},
 		{"nowhere", "github.com/x/y", false, true},
 	}
 	for _, c := range cases {

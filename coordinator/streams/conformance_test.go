@@ -1,4 +1,4 @@
-package coordinator
+package streams_test
 
 import (
 	"encoding/json"
@@ -7,12 +7,16 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
+	"github.com/coordlog/coordlog/coordinator/streams"
+	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
-	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const realStreams = "../../fixtures/real/streams/__consumer_offsets-0"
@@ -96,18 +100,18 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 	}
 
 	e := replay.New(0, replay.Options{Mode: eventlog.Strict})
-	soft := NewSoft()
-	cfg := DefaultConfig()
+	soft := streams.NewSoft()
+	cfg := streams.DefaultConfig()
 	cfg.NumStandbyReplicas = 1
 	cfg.InitialRebalanceDelayMs, cfg.AssignmentIntervalMs = 0, 0 // record.sh's broker settings
-	c := &Coordinator{Config: func(string) Config { return cfg }}
+	c := &streams.Coordinator{Config: func(string) streams.Config { return cfg }}
 	// The broker's own topic ids (admin.json), so that the metadata hash is Kafka's.
 	ids := realTopicIDs(t)
-	md := &Metadata{Topics: map[string]TopicMetadata{"s4-in": {ID: ids["s4-in"], Partitions: 2}}, Version: 1}
+	md := &coordinator.Metadata{Topics: map[string]coordinator.TopicMetadata{"s4-in": {ID: ids["s4-in"], Partitions: 2}}, Version: 1}
 	now := int64(1000)
 
-	tasks := func(s string) []kmsg.TaskIDs { return parseTasks(s) }
-	join := func(id string, meta *recordcodec.StreamsGroupMemberMetadataValue) (Request, string) {
+	tasks := func(s string) []kmsg.TaskIDs { return streamstest.ParseTasks(s) }
+	join := func(id string, meta *recordcodec.StreamsGroupMemberMetadataValue) (streams.Request, string) {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, 0, meta.RebalanceTimeoutMs
 		r.Topology = reqTopo
@@ -115,9 +119,9 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 		p := meta.ProcessId
 		r.ProcessID = &p
 		r.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-		return Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
+		return streams.Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
 	}
-	hb := func(id string, epoch int32, active, standby string) (Request, string) {
+	hb := func(id string, epoch int32, active, standby string) (streams.Request, string) {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, epoch, -1
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = tasks(active), tasks(standby), []kmsg.TaskIDs{}
@@ -125,31 +129,31 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 		if id == idB {
 			meta = metaB
 		}
-		return Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
+		return streams.Request{Heartbeat: r, ClientID: meta.ClientId, ClientHost: meta.ClientHost}, id
 	}
-	leave := func(id string) (Request, string) {
+	leave := func(id string) (streams.Request, string) {
 		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "streams-app", id, -1, -1
-		return Request{Heartbeat: r, ClientID: metaB.ClientId, ClientHost: metaB.ClientHost}, id
+		return streams.Request{Heartbeat: r, ClientID: metaB.ClientId, ClientHost: metaB.ClientHost}, id
 	}
 	steps := []struct {
 		name string
-		req  func() (Request, string)
+		req  func() (streams.Request, string)
 		pre  func()
 	}{
-		{"A joins; internal topics missing", func() (Request, string) { return join(idA, metaA) }, nil},
-		{"internal topics created; A assigned everything", func() (Request, string) { return hb(idA, 2, "", "") }, func() {
-			md.Topics["streams-app-by-prefix-repartition"] = TopicMetadata{ID: ids["streams-app-by-prefix-repartition"], Partitions: 2}
-			md.Topics["streams-app-prefix-counts-changelog"] = TopicMetadata{ID: ids["streams-app-prefix-counts-changelog"], Partitions: 2}
+		{"A joins; internal topics missing", func() (streams.Request, string) { return join(idA, metaA) }, nil},
+		{"internal topics created; A assigned everything", func() (streams.Request, string) { return hb(idA, 2, "", "") }, func() {
+			md.Topics["streams-app-by-prefix-repartition"] = coordinator.TopicMetadata{ID: ids["streams-app-by-prefix-repartition"], Partitions: 2}
+			md.Topics["streams-app-prefix-counts-changelog"] = coordinator.TopicMetadata{ID: ids["streams-app-prefix-counts-changelog"], Partitions: 2}
 			md.Version++
 		}},
-		{"B joins", func() (Request, string) { return join(idB, metaB) }, nil},
-		{"B heartbeats, still unreleased", func() (Request, string) { return hb(idB, 4, "", "1:0") }, nil},
-		{"A revokes; active 1-1 becomes a standby in place", func() (Request, string) { return hb(idA, 3, "0:0,1/1:0,1", "") }, nil},
-		{"A acknowledges", func() (Request, string) { return hb(idA, 3, "0:0/1:0", "1:1") }, nil},
-		{"B gets its actives", func() (Request, string) { return hb(idB, 4, "", "1:0") }, nil},
-		{"B leaves", func() (Request, string) { return leave(idB) }, nil},
-		{"A takes everything back", func() (Request, string) { return hb(idA, 4, "0:0/1:0", "1:1") }, nil},
+		{"B joins", func() (streams.Request, string) { return join(idB, metaB) }, nil},
+		{"B heartbeats, still unreleased", func() (streams.Request, string) { return hb(idB, 4, "", "1:0") }, nil},
+		{"A revokes; active 1-1 becomes a standby in place", func() (streams.Request, string) { return hb(idA, 3, "0:0,1/1:0,1", "") }, nil},
+		{"A acknowledges", func() (streams.Request, string) { return hb(idA, 3, "0:0/1:0", "1:1") }, nil},
+		{"B gets its actives", func() (streams.Request, string) { return hb(idB, 4, "", "1:0") }, nil},
+		{"B leaves", func() (streams.Request, string) { return leave(idB) }, nil},
+		{"A takes everything back", func() (streams.Request, string) { return hb(idA, 4, "0:0/1:0", "1:1") }, nil},
 	}
 	for i, s := range steps {
 		if s.pre != nil {
@@ -158,12 +162,12 @@ func TestConformanceRealStreamsRecording(t *testing.T) {
 		req, _ := s.req()
 		req.StateOffset = e.NextOffset()
 		res := c.Heartbeat(e.State(), soft, md, req, now)
-		require.Equal(t, ErrNone, res.Response.ErrorCode, "%s: %v", s.name, res.Response.ErrorMessage)
+		require.Equal(t, coordinator.ErrNone, res.Response.ErrorCode, "%s: %v", s.name, res.Response.ErrorMessage)
 		got, exp := render(res.Records), render(want[i])
 		require.ElementsMatch(t, exp, got, "step %d (%s)", i, s.name)
 		// Same order except among record-21s.
 		require.Equal(t, typesOrder(want[i]), typesOrder(res.Records), "step %d (%s)", i, s.name)
-		b, err := NewBatch(0, e.NextOffset(), now, res.Records)
+		b, err := coordinator.NewBatch(0, e.NextOffset(), now, res.Records)
 		require.NoError(t, err)
 		require.NoError(t, e.Apply(b))
 		now += 100

@@ -1,10 +1,10 @@
-// Package coordinator is the decision layer of a KIP-1071 streams group coordinator: given
+// Package streams is the decision layer of a KIP-1071 streams group coordinator: given
 // the replayed state of a __consumer_offsets partition (read only), a StreamsGroupHeartbeat
 // request, the cluster's topic metadata, the group's configuration and an explicit clock, it
 // returns the response and the ordered records Kafka 4.4 would append. It never mutates the
-// state: the caller appends the records as one atomic batch (NewBatch, at most 1 MiB) and
-// applies that batch through replay.Engine.Apply, the same path as a dump, so the state is
-// always exactly what the log replays to.
+// state: the caller appends the records as one atomic batch (coordinator.NewBatch, at most
+// 1 MiB) and applies that batch through replay.Engine.Apply, the same path as a dump, so the
+// state is always exactly what the log replays to.
 //
 // # Model
 //
@@ -22,8 +22,10 @@
 //     timers of a state loaded from a log or snapshot, as Kafka's onLoaded does.
 //   - Config is the group's effective configuration (broker defaults with group overrides);
 //     Metadata the topics with partition counts and ids, and a Version that changes with them.
-//   - Runner executes scenario scripts (see scenario.go) through the coordinator into any log;
-//     the tests and `replay simulate` use it.
+//   - streamstest.Runner executes scenario scripts through the coordinator into any log (a
+//     streamstest.Log, which *replay.Engine satisfies); the tests and `replay simulate` use
+//     it. The shared pieces (batches, error codes, epochs, metadata hash, timers) are in
+//     package coordinator.
 //
 // Records are written in Kafka's order (fact sheet 4.5): [classic tombstone] [static
 // replacement: 22, 21, 19 tombstones of the old id; 19, 21, 22 of the new] 19, 23, 17,
@@ -98,4 +100,4 @@
 //     (Kafka's inert REFINE path would write only record 20). LastAssignmentConfigs then also
 //     records num.warmup.replicas and acceptable.recovery.lag so that changing them bumps the
 //     epoch.
-package coordinator
+package streams

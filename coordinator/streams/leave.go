@@ -1,21 +1,21 @@
-package coordinator
+package streams
 
 import (
-	"slices"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // leave is streamsGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
-func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroupHeartbeatRequest) (Result, *apiError) {
+func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroupHeartbeatRequest) (Result, *coordinator.Error) {
 	typ, ok := st.GroupType(r.Group)
 	if !ok {
-		return Result{}, errf(ErrGroupIDNotFound, "Group %s not found.", r.Group)
+		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s not found.", r.Group)
 	}
 	if typ != groupstate.GroupTypeStreams {
-		return Result{}, errf(ErrGroupIDNotFound, "Group %s is not a streams group.", r.Group)
+		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a streams group.", r.Group)
 	}
 	v, _ := st.StreamsGroup(r.Group)
 	g := groupFromView(&v)
@@ -31,7 +31,7 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroup
 	var m *member
 	if r.InstanceID == nil {
 		if m = g.members[r.MemberID]; m == nil {
-			return Result{}, errf(ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
+			return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
 		}
 	} else {
 		inst := *r.InstanceID
@@ -39,10 +39,10 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroup
 			m = g.members[id]
 		}
 		if m == nil {
-			return Result{}, errf(ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+			return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
 		}
 		if m.id != r.MemberID {
-			return Result{}, errf(ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, m.id)
+			return Result{}, coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, m.id)
 		}
 		if r.MemberEpoch == -2 {
 			// The member keeps its tasks (nobody else may take them) and its timers; active
@@ -77,18 +77,9 @@ func fence(g *group, soft *Soft, memberID string) []recordcodec.Record {
 	return recs
 }
 
-// TimerKind names what a fired timer did.
-type TimerKind string
-
-const (
-	TimerSession      TimerKind = "session-timeout"
-	TimerRebalance    TimerKind = "rebalance-timeout"
-	TimerInitialDelay TimerKind = "initial-rebalance-delay"
-)
-
 // TimerResult is the outcome of one fired timer: its records form one atomic batch.
 type TimerResult struct {
-	Kind    TimerKind
+	Kind    coordinator.TimerKind
 	Group   string
 	Member  string
 	Records []recordcodec.Record
@@ -98,39 +89,16 @@ type TimerResult struct {
 // records. Each timer is its own write operation in Kafka, so the caller appends and
 // applies the records before calling Tick again; it loops until ok is false. Ties are broken
 // by group id, then kind, then member id, so runs are deterministic.
-func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *Metadata, now int64) (TimerResult, bool) {
-	type due struct {
-		at     int64
-		group  string
-		kind   TimerKind
-		member string
-	}
-	var best *due
-	consider := func(d due) {
-		if d.at == 0 || d.at > now {
-			return
-		}
-		if best == nil || d.at < best.at || (d.at == best.at && (d.group < best.group || d.group == best.group && (d.kind < best.kind || d.kind == best.kind && d.member < best.member))) {
-			best = &d
-		}
-	}
-	for _, gid := range sortedKeys(soft.Groups) {
-		gs := soft.Groups[gid]
-		consider(due{gs.InitialDelayDeadline, gid, TimerInitialDelay, ""})
-		for _, mid := range gs.sortedMemberIDs() {
-			ms := gs.Members[mid]
-			consider(due{ms.SessionDeadline, gid, TimerSession, mid})
-			consider(due{ms.RebalanceDeadline, gid, TimerRebalance, mid})
-		}
-	}
-	if best == nil {
+func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metadata, now int64) (TimerResult, bool) {
+	best, ok := coordinator.EarliestDue(now, soft.timers())
+	if !ok {
 		return TimerResult{}, false
 	}
-	gs := soft.Groups[best.group]
-	res := TimerResult{Kind: best.kind, Group: best.group, Member: best.member}
-	v, ok := st.StreamsGroup(best.group)
-	switch best.kind {
-	case TimerInitialDelay:
+	gs := soft.Groups[best.Group]
+	res := TimerResult{Kind: best.Kind, Group: best.Group, Member: best.Member}
+	v, ok := st.StreamsGroup(best.Group)
+	switch best.Kind {
+	case coordinator.TimerInitialDelay:
 		gs.InitialDelayDeadline = 0
 		if !ok || len(v.Members) == 0 || v.GroupEpoch <= v.AssignmentEpoch || gs.configured == nil {
 			return res, true
@@ -143,24 +111,24 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *Metadata, now int
 			res.Records = nil
 		}
 		return res, true
-	case TimerSession, TimerRebalance:
-		ms := gs.Members[best.member]
-		if best.kind == TimerSession {
+	case coordinator.TimerSession, coordinator.TimerRebalance:
+		ms := gs.Members[best.Member]
+		if best.Kind == coordinator.TimerSession {
 			ms.SessionDeadline = 0
 		} else {
 			ms.RebalanceDeadline = 0
 		}
 		if !ok {
-			gs.removeMember(best.member)
+			gs.removeMember(best.Member)
 			return res, true
 		}
 		g := groupFromView(&v)
-		m := g.members[best.member]
+		m := g.members[best.Member]
 		if m == nil {
-			gs.removeMember(best.member)
+			gs.removeMember(best.Member)
 			return res, true
 		}
-		if best.kind == TimerRebalance && m.epoch != ms.RebalanceEpoch {
+		if best.Kind == coordinator.TimerRebalance && m.epoch != ms.RebalanceEpoch {
 			return res, true
 		}
 		res.Records = fence(g, soft, m.id)
@@ -171,21 +139,29 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *Metadata, now int
 
 // NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
 func (s *Soft) NextDeadline() int64 {
-	var ds []int64
-	for _, gs := range s.Groups {
-		if gs.InitialDelayDeadline != 0 {
-			ds = append(ds, gs.InitialDelayDeadline)
-		}
-		for _, ms := range gs.Members {
-			for _, d := range []int64{ms.SessionDeadline, ms.RebalanceDeadline} {
-				if d != 0 {
-					ds = append(ds, d)
-				}
-			}
+	var next int64
+	for _, t := range s.timers() {
+		if next == 0 || t.At < next {
+			next = t.At
 		}
 	}
-	if len(ds) == 0 {
-		return 0
+	return next
+}
+
+// timers lists every armed timer.
+func (s *Soft) timers() []coordinator.Timer {
+	var out []coordinator.Timer
+	add := func(t coordinator.Timer) {
+		if t.At != 0 {
+			out = append(out, t)
+		}
 	}
-	return slices.Min(ds)
+	for gid, gs := range s.Groups {
+		add(coordinator.Timer{At: gs.InitialDelayDeadline, Group: gid, Kind: coordinator.TimerInitialDelay})
+		for mid, ms := range gs.Members {
+			add(coordinator.Timer{At: ms.SessionDeadline, Group: gid, Kind: coordinator.TimerSession, Member: mid})
+			add(coordinator.Timer{At: ms.RebalanceDeadline, Group: gid, Kind: coordinator.TimerRebalance, Member: mid})
+		}
+	}
+	return out
 }

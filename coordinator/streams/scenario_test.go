@@ -1,4 +1,4 @@
-package coordinator
+package streams_test
 
 import (
 	"bytes"
@@ -8,35 +8,35 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
-	"github.com/stretchr/testify/require"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of testdata/*.scenario")
 
 // newEngineRunner runs a scenario against a replay engine: every batch the coordinator
-// produces is applied through Engine.Apply, the same path as a dump.
-func newEngineRunner(out *bytes.Buffer) (*Runner, *recorded) {
-	e := replay.New(0, replay.Options{Mode: eventlog.Strict})
-	rec := &recorded{e: e}
-	apply := func(b *eventlog.Batch) error {
-		rec.batches = append(rec.batches, b)
-		return e.Apply(b)
-	}
-	var r *Runner
+// produces is applied through Engine.Apply, the same path as a dump, and kept.
+func newEngineRunner(out *bytes.Buffer) (*streamstest.Runner, *recorded) {
+	rec := &recorded{Engine: replay.New(0, replay.Options{Mode: eventlog.Strict})}
 	if out == nil {
-		r = NewRunner(e.State, apply, e.NextOffset, nil)
-	} else {
-		r = NewRunner(e.State, apply, e.NextOffset, out)
+		return streamstest.NewRunner(rec, nil), rec // a nil *bytes.Buffer is not a nil io.Writer
 	}
-	return r, rec
+	return streamstest.NewRunner(rec, out), rec
 }
 
+// recorded is a streamstest.Log that keeps every batch it replays.
 type recorded struct {
-	e       *replay.Engine
+	*replay.Engine
 	batches []*eventlog.Batch
+}
+
+func (r *recorded) Apply(b *eventlog.Batch) error {
+	r.batches = append(r.batches, b)
+	return r.Engine.Apply(b)
 }
 
 // TestScenarios runs testdata/*.scenario and compares the transcript with *.golden.
@@ -72,5 +72,5 @@ func checkReplayEquivalence(t *testing.T, rec *recorded) {
 	for _, b := range rec.batches {
 		require.NoError(t, fresh.Apply(b))
 	}
-	require.True(t, groupstate.Equal(rec.e.State(), fresh.State()), "%v", groupstate.Diff(rec.e.State(), fresh.State(), 10))
+	require.True(t, groupstate.Equal(rec.State(), fresh.State()), "%v", groupstate.Diff(rec.State(), fresh.State(), 10))
 }

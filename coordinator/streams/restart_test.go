@@ -1,4 +1,4 @@
-package coordinator
+package streams_test
 
 import (
 	"bytes"
@@ -7,15 +7,18 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/coordinator/streams"
+	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
-	"github.com/stretchr/testify/require"
 )
 
 // randomOps drives a runner through n random steps from rng. restart, when set, is called
 // before step restartAt.
-func randomOps(t *testing.T, r *Runner, rng *rand.Rand, n int, crashes bool, restartAt int, restart func()) {
+func randomOps(t *testing.T, r *streamstest.Runner, rng *rand.Rand, n int, crashes bool, restartAt int, restart func()) {
 	t.Helper()
 	next := 0
 	live := map[string]bool{}
@@ -68,7 +71,7 @@ func randomOps(t *testing.T, r *Runner, rng *rand.Rand, n int, crashes bool, res
 	}
 }
 
-func setupRandom(t *testing.T, out *bytes.Buffer, seed int) *Runner {
+func setupRandom(t *testing.T, out *bytes.Buffer, seed int) *streamstest.Runner {
 	r, _ := newEngineRunner(out)
 	r.Cfg.InitialRebalanceDelayMs, r.Cfg.AssignmentIntervalMs = 0, 0
 	r.Cfg.NumStandbyReplicas = int32(seed % 2)
@@ -81,12 +84,11 @@ func setupRandom(t *testing.T, out *bytes.Buffer, seed int) *Runner {
 
 // restartFromSnapshot swaps the runner's engine for one restored from a snapshot of the
 // state (groupstate Dump/Restore, as snapshot files hold it) at the current offset.
-func restartFromSnapshot(t *testing.T, r *Runner) {
-	d := r.State().Dump()
+func restartFromSnapshot(t *testing.T, r *streamstest.Runner) {
+	d := r.Log.State().Dump()
 	st, err := groupstate.Restore(d)
 	require.NoError(t, err)
-	e := replay.Restore(0, st, r.NextOff(), replay.Stats{}, replay.Options{Mode: eventlog.Strict})
-	r.State, r.Apply, r.NextOff = e.State, e.Apply, e.NextOffset
+	r.Log = replay.Restore(0, st, r.Log.NextOffset(), replay.Stats{}, replay.Options{Mode: eventlog.Strict})
 }
 
 // TestRestartFromSnapshotSameDecisions: a coordinator restored from a snapshot of the state
@@ -123,8 +125,8 @@ func TestFailoverSameRecords(t *testing.T) {
 			rb := setupRandom(t, &b, seed)
 			randomOps(t, rb, rand.New(rand.NewPCG(uint64(seed), 13)), 200, false, 100, func() {
 				restartFromSnapshot(t, rb)
-				rb.Soft = NewSoft()
-				rb.Soft.Restore(rb.State(), func(string) Config { return rb.Cfg }, rb.Now)
+				rb.Soft = streams.NewSoft()
+				rb.Soft.Restore(rb.Log.State(), func(string) streams.Config { return rb.Cfg }, rb.Now)
 			})
 			require.Equal(t, responseLine.ReplaceAllString(a.String(), ""), responseLine.ReplaceAllString(b.String(), ""))
 		})

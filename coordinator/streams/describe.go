@@ -1,11 +1,13 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/coordlog/coordlog/groupstate"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
+	"github.com/coordlog/coordlog/groupstate"
 )
 
 // Describe answers StreamsGroupDescribe from the replayed state (and the soft state for the
@@ -17,13 +19,13 @@ func (c *Coordinator) Describe(st groupstate.View, soft *Soft, req *kmsg.Streams
 		out := kmsg.NewStreamsGroupDescribeResponseGroup()
 		out.Group = id
 		if strings.TrimSpace(id) == "" {
-			out.ErrorCode = ErrInvalidGroupID
+			out.ErrorCode = coordinator.ErrInvalidGroupID
 			resp.Groups = append(resp.Groups, out)
 			continue
 		}
 		v, ok := st.StreamsGroup(id)
 		if !ok {
-			out.ErrorCode = ErrGroupIDNotFound
+			out.ErrorCode = coordinator.ErrGroupIDNotFound
 			msg := fmt.Sprintf("Group %s not found.", id)
 			if _, exists := st.GroupType(id); exists {
 				msg = fmt.Sprintf("Group %s is not a streams group.", id)

@@ -1,13 +1,15 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Request is one StreamsGroupHeartbeat with what the broker adds from the connection.
@@ -56,11 +58,11 @@ func (c *Coordinator) config(id string) Config {
 // Heartbeat decides one StreamsGroupHeartbeat. st is read only; soft is updated (timers,
 // endpoint epoch, shutdown flag, task offsets, configured-topology cache). now is the
 // coordinator's clock in ms.
-func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *Metadata, req Request, now int64) Result {
+func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.Metadata, req Request, now int64) Result {
 	hb := req.Heartbeat
 	cfg := c.config(hb.Group)
 	var res Result
-	var err *apiError
+	var err *coordinator.Error
 	if err = validateRequest(hb, cfg); err == nil {
 		if hb.MemberEpoch == -1 || hb.MemberEpoch == -2 {
 			res, err = c.leave(st, soft, hb)
@@ -82,9 +84,9 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *Metadata, re
 	if err != nil {
 		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 		resp.Version = hb.Version
-		resp.ErrorCode = err.code
-		if err.msg != "" {
-			m := err.msg
+		resp.ErrorCode = err.Code
+		if err.Message != "" {
+			m := err.Message
 			resp.ErrorMessage = &m
 		}
 		return Result{Response: resp}
@@ -96,48 +98,48 @@ func blank(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }
 
 // validateRequest is the broker's request-only validation (KafkaApis and
 // GroupCoordinatorService), in Kafka's order.
-func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *apiError {
+func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *coordinator.Error {
 	if r.Topology != nil {
 		if err := checkTopologyNames(r.Topology); err != nil {
 			return err
 		}
 		for _, s := range r.Topology.Subtopologies {
 			if len(s.SourceTopicRegex) > 0 {
-				return errf(ErrInvalidRequest, "Regular expressions for source topics are not supported yet.")
+				return coordinator.Errorf(coordinator.ErrInvalidRequest, "Regular expressions for source topics are not supported yet.")
 			}
 		}
 	}
 	switch {
 	case strings.TrimSpace(r.MemberID) == "":
-		return errf(ErrInvalidRequest, "MemberId can't be empty.")
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "MemberId can't be empty.")
 	case strings.TrimSpace(r.Group) == "":
-		return errf(ErrInvalidRequest, "GroupId can't be empty.")
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "GroupId can't be empty.")
 	case blank(r.InstanceID):
-		return errf(ErrInvalidRequest, "InstanceId can't be empty.")
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "InstanceId can't be empty.")
 	case blank(r.RackID):
-		return errf(ErrInvalidRequest, "RackId can't be empty.")
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "RackId can't be empty.")
 	}
 	switch {
 	case r.MemberEpoch == 0:
 		if r.RebalanceTimeoutMillis == -1 {
-			return errf(ErrInvalidRequest, "RebalanceTimeoutMs must be provided in first request.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "RebalanceTimeoutMs must be provided in first request.")
 		}
 		if r.ActiveTasks == nil || len(r.ActiveTasks) > 0 {
-			return errf(ErrInvalidRequest, "ActiveTasks must be empty when (re-)joining.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "ActiveTasks must be empty when (re-)joining.")
 		}
 		if r.StandbyTasks == nil || len(r.StandbyTasks) > 0 {
-			return errf(ErrInvalidRequest, "StandbyTasks must be empty when (re-)joining.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "StandbyTasks must be empty when (re-)joining.")
 		}
 		if r.WarmupTasks == nil || len(r.WarmupTasks) > 0 {
-			return errf(ErrInvalidRequest, "WarmupTasks must be empty when (re-)joining.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "WarmupTasks must be empty when (re-)joining.")
 		}
 		if r.Topology == nil {
-			return errf(ErrInvalidRequest, "Topology must be non-null when (re-)joining.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "Topology must be non-null when (re-)joining.")
 		}
 		for _, s := range r.Topology.Subtopologies {
 			for _, ti := range s.StateChangelogTopics {
 				if ti.NumPartitions != 0 {
-					return errf(ErrStreamsInvalidTopology, "Changelog topic %s must have an undefined partition count, but it is set to %d.", ti.Topic, ti.NumPartitions)
+					return coordinator.Errorf(ErrStreamsInvalidTopology, "Changelog topic %s must have an undefined partition count, but it is set to %d.", ti.Topic, ti.NumPartitions)
 				}
 			}
 		}
@@ -148,18 +150,18 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *apiError
 		}
 	case r.MemberEpoch == -2:
 		if r.InstanceID == nil {
-			return errf(ErrInvalidRequest, "InstanceId can't be null.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "InstanceId can't be null.")
 		}
 	case r.MemberEpoch < -2:
-		return errf(ErrInvalidRequest, "MemberEpoch is %d, but must be greater than or equal to -2.", r.MemberEpoch)
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "MemberEpoch is %d, but must be greater than or equal to -2.", r.MemberEpoch)
 	}
 	if r.ActiveTasks != nil || r.StandbyTasks != nil || r.WarmupTasks != nil {
 		if r.ActiveTasks == nil || r.StandbyTasks == nil || r.WarmupTasks == nil {
-			return errf(ErrInvalidRequest, "If one task-type is non-null, all must be non-null.")
+			return coordinator.Errorf(coordinator.ErrInvalidRequest, "If one task-type is non-null, all must be non-null.")
 		}
 	}
 	if r.MemberEpoch != 0 && r.Topology != nil {
-		return errf(ErrInvalidRequest, "Topology can only be provided when (re-)joining.")
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "Topology can only be provided when (re-)joining.")
 	}
 	if cfg.TopologyUpdates && r.ActiveTasks != nil {
 		// KIP-1071: the three owned task sets must be disjoint (not enforced by Kafka 4.4).
@@ -167,7 +169,7 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *apiError
 		for _, l := range [][]kmsg.TaskIDs{r.ActiveTasks, r.StandbyTasks, r.WarmupTasks} {
 			for t := range fromRequestTasks(l) {
 				if seen[t] {
-					return errf(ErrInvalidRequest, "Task %s-%d is reported in more than one role.", t.Subtopology, t.Partition)
+					return coordinator.Errorf(coordinator.ErrInvalidRequest, "Task %s-%d is reported in more than one role.", t.Subtopology, t.Partition)
 				}
 				seen[t] = true
 			}
@@ -178,12 +180,12 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *apiError
 
 // loadGroup returns the group for a join (creating it, or replacing an empty classic group
 // whose tombstone is then added to records) or for a regular heartbeat.
-func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcodec.Record) (*group, *apiError) {
+func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcodec.Record) (*group, *coordinator.Error) {
 	typ, exists := st.GroupType(id)
 	switch {
 	case !exists:
 		if !joining {
-			return nil, errf(ErrGroupIDNotFound, "Streams group %s not found.", id)
+			return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Streams group %s not found.", id)
 		}
 		return newGroup(id), nil
 	case typ == groupstate.GroupTypeStreams:
@@ -195,25 +197,16 @@ func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcod
 			return newGroup(id), nil
 		}
 	}
-	return nil, errf(ErrGroupIDNotFound, "Group %s is not a streams group.", id)
+	return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a streams group.", id)
 }
 
-// checkEpoch is throwIfStreamsGroupMemberEpochIsInvalid, with the lost-response exception.
-func checkEpoch(m *member, r *kmsg.StreamsGroupHeartbeatRequest) *apiError {
-	e := r.MemberEpoch
-	if e == 0 {
-		return nil
-	}
-	if e > m.epoch {
-		return errf(ErrFencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", e, m.epoch)
-	}
-	if e < m.epoch {
-		if e != m.prevEpoch || r.ActiveTasks == nil || r.StandbyTasks == nil || r.WarmupTasks == nil ||
-			!subset(r.ActiveTasks, m.assigned.active) || !subset(r.StandbyTasks, m.assigned.standby) || !subset(r.WarmupTasks, m.assigned.warmup) {
-			return errf(ErrFencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", e, m.epoch)
-		}
-	}
-	return nil
+// checkEpoch is throwIfStreamsGroupMemberEpochIsInvalid: an older epoch is accepted only as a
+// lost response, when the request reports every task list and owns only assigned tasks.
+func checkEpoch(m *member, r *kmsg.StreamsGroupHeartbeatRequest) *coordinator.Error {
+	return coordinator.CheckMemberEpoch("streams", r.MemberEpoch, m.epoch, m.prevEpoch, func() bool {
+		return r.ActiveTasks != nil && r.StandbyTasks != nil && r.WarmupTasks != nil &&
+			subset(r.ActiveTasks, m.assigned.active) && subset(r.StandbyTasks, m.assigned.standby) && subset(r.WarmupTasks, m.assigned.warmup)
+	})
 }
 
 func subset(owned []kmsg.TaskIDs, assigned taskMap) bool {
@@ -227,16 +220,16 @@ func subset(owned []kmsg.TaskIDs, assigned taskMap) bool {
 	return true
 }
 
-func checkOwnedTasks(ct *configuredTopology, lists ...[]kmsg.TaskIDs) *apiError {
+func checkOwnedTasks(ct *configuredTopology, lists ...[]kmsg.TaskIDs) *coordinator.Error {
 	for _, l := range lists {
 		for _, t := range l {
 			st := ct.byID[t.SubtopologyID]
 			if st == nil {
-				return errf(ErrInvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
+				return coordinator.Errorf(coordinator.ErrInvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
 			}
 			for _, p := range t.Partitions {
 				if p < 0 || p >= st.numTasks {
-					return errf(ErrInvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, st.numTasks)
+					return coordinator.Errorf(coordinator.ErrInvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, st.numTasks)
 				}
 			}
 		}
@@ -244,13 +237,13 @@ func checkOwnedTasks(ct *configuredTopology, lists ...[]kmsg.TaskIDs) *apiError 
 	return nil
 }
 
-func checkTaskOffsets(lists ...[]kmsg.TaskOffset) *apiError {
+func checkTaskOffsets(lists ...[]kmsg.TaskOffset) *coordinator.Error {
 	for _, l := range lists {
 		seen := map[TaskID]bool{}
 		for _, o := range l {
 			t := TaskID{o.SubtopologyID, o.Partition}
 			if seen[t] {
-				return errf(ErrInvalidRequest, "Task offsets contain a duplicate entry for subtopology %s and partition %d.", o.SubtopologyID, o.Partition)
+				return coordinator.Errorf(coordinator.ErrInvalidRequest, "Task offsets contain a duplicate entry for subtopology %s and partition %d.", o.SubtopologyID, o.Partition)
 			}
 			seen[t] = true
 		}
@@ -261,7 +254,7 @@ func checkTaskOffsets(lists ...[]kmsg.TaskOffset) *apiError {
 func strp(s string) *string { return &s }
 
 // regular is GroupMetadataManager.streamsGroupHeartbeat (member epoch >= 0).
-func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req Request, cfg Config, now int64) (Result, *apiError) {
+func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Metadata, req Request, cfg Config, now int64) (Result, *coordinator.Error) {
 	r := req.Heartbeat
 	var records []recordcodec.Record
 	var statuses []Status
@@ -271,7 +264,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
 		g = gs.model
 	} else {
-		var err *apiError
+		var err *coordinator.Error
 		if g, err = loadGroup(st, r.Group, joining, &records); err != nil {
 			return Result{}, err
 		}
@@ -282,7 +275,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 		_, known := g.members[r.MemberID]
 		staticKnown := r.InstanceID != nil && g.static[*r.InstanceID] != ""
 		if len(g.members) >= int(cfg.MaxSize) && !known && !staticKnown {
-			return Result{}, errf(ErrGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.MaxSize)
+			return Result{}, coordinator.Errorf(coordinator.ErrGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.MaxSize)
 		}
 	}
 
@@ -292,7 +285,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 	if r.InstanceID == nil {
 		if m = g.members[r.MemberID]; m == nil {
 			if !joining {
-				return Result{}, errf(ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
+				return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
 			}
 			m = newDefaultMember(r.MemberID)
 		}
@@ -312,7 +305,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 				}
 			} else {
 				if old.epoch != -2 {
-					return Result{}, errf(ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, inst, old.id)
+					return Result{}, coordinator.Errorf(coordinator.ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, inst, old.id)
 				}
 				m = old.clone()
 				m.id, m.epoch, m.prevEpoch = r.MemberID, 0, 0
@@ -322,10 +315,10 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 			}
 		} else {
 			if old == nil {
-				return Result{}, errf(ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+				return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
 			}
 			if old.id != r.MemberID {
-				return Result{}, errf(ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, old.id)
+				return Result{}, coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, old.id)
 			}
 			m = old
 			if err := checkEpoch(m, r); err != nil {
@@ -356,7 +349,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 		tags := map[string]string{}
 		for _, t := range r.ClientTags {
 			if _, dup := tags[t.Key]; dup {
-				return Result{}, errf(ErrUnknownServerError, "") // Collectors.toMap throws
+				return Result{}, coordinator.Errorf(coordinator.ErrUnknownServerError, "") // Collectors.toMap throws
 			}
 			tags[t.Key] = t.Value
 		}
@@ -391,11 +384,11 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 			ge, re := g.topology.Epoch, r.Topology.Epoch
 			switch {
 			case re < ge:
-				return Result{}, errf(ErrStreamsTopologyFenced, "The topology epoch %d is older than the group's topology epoch %d.", re, ge)
+				return Result{}, coordinator.Errorf(ErrStreamsTopologyFenced, "The topology epoch %d is older than the group's topology epoch %d.", re, ge)
 			case re == ge && !sameTopology(g.topology, reqTopo):
-				return Result{}, errf(ErrStreamsInvalidTopoEpoch, "The topology differs from the group's topology at the same epoch %d.", re)
+				return Result{}, coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology differs from the group's topology at the same epoch %d.", re)
 			case re > ge+1:
-				return Result{}, errf(ErrStreamsInvalidTopoEpoch, "The topology epoch %d is more than one ahead of the group's topology epoch %d.", re, ge)
+				return Result{}, coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology epoch %d is more than one ahead of the group's topology epoch %d.", re, ge)
 			case re == ge+1:
 				records = append(records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTopology, Group: g.id}, Value: topologyRecordValue(r.Topology)})
 				topology, topologyChanged = reqTopo, true
@@ -405,14 +398,14 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 		case g.topology.Epoch > r.Topology.Epoch:
 			topology = g.topology
 		case !sameTopology(g.topology, reqTopo):
-			return Result{}, errf(ErrInvalidRequest, "Topology updates are not supported yet.")
+			return Result{}, coordinator.Errorf(coordinator.ErrInvalidRequest, "Topology updates are not supported yet.")
 		default:
 			topology = g.topology
 		}
 	} else if g.topology != nil {
 		topology = g.topology
 	} else {
-		return Result{}, errf(ErrUnknownServerError, "")
+		return Result{}, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 	}
 	if g.topology != nil && u.topologyEpoch < g.topology.Epoch && !topologyChanged {
 		statuses = append(statuses, Status{StatusStaleTopology, fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", u.topologyEpoch, g.topology.Epoch)})
@@ -432,12 +425,12 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *Metadata, req 
 	hash := g.metadataHash
 	var ct *configuredTopology
 	if reconfigure || cached == nil || gs.configuredVersion != mdVersion {
-		hash = groupHash(topology.RequiredTopics(), md)
+		hash = coordinator.GroupHash(topology.RequiredTopics(), md)
 		if hash != g.metadataHash {
 			recompute, reconfigure = true, true
 		}
 		if reconfigure || cached == nil {
-			var cerr *apiError
+			var cerr *coordinator.Error
 			if ct, cerr = configure(topology, md); cerr != nil {
 				return Result{}, cerr
 			}
@@ -611,14 +604,14 @@ func offsetsMap(in []kmsg.TaskOffset) map[TaskID]int64 {
 
 // maybeUpdateTarget is maybeUpdateStreamsTargetAssignment: it returns the epoch and target
 // the member reconciles toward, appending records 21 and 20 when it computes a new target.
-func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int32, ct *configuredTopology, cfgs []kv, cfg Config, now int64, records *[]recordcodec.Record) (int32, map[string]tuple, *Status, *apiError) {
+func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int32, ct *configuredTopology, cfgs []kv, cfg Config, now int64, records *[]recordcodec.Record) (int32, map[string]tuple, *Status, *coordinator.Error) {
 	if gs.InitialDelayDeadline != 0 {
 		return g.assignmentEpoch, map[string]tuple{}, &Status{StatusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."}, nil
 	}
 	if g.assignmentEpoch >= groupEpoch {
 		return g.assignmentEpoch, g.target, nil, nil
 	}
-	if !(g.assignmentTimestamp == 0 || cfg.AssignmentIntervalMs == 0 || now >= g.assignmentTimestamp+int64(cfg.AssignmentIntervalMs)) {
+	if !coordinator.AssignmentIntervalElapsed(g.assignmentTimestamp, cfg.AssignmentIntervalMs, now) {
 		return g.assignmentEpoch, g.target, &Status{StatusAssignmentDelayed, "Assignment delayed due to the configured assignment interval."}, nil
 	}
 	ids := g.sortedMemberIDs()
@@ -638,7 +631,7 @@ func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int3
 		}
 		var err error
 		if next, err = stickyAssign(in, ct.subtopologies, numStandby); err != nil {
-			return 0, nil, nil, errf(ErrUnknownServerError, "")
+			return 0, nil, nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 		}
 		if cfg.warmups() {
 			applyWarmups(g, gs, ct, cfg, next)

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Kafka's internal topics (Topic.INTERNAL_TOPICS): prohibited in a streams topology.
@@ -50,7 +52,7 @@ func requestTopics(t *kmsg.StreamsGroupHeartbeatRequestTopology) []string {
 }
 
 // checkTopologyNames is KafkaApis' early check of a request topology (before the coordinator).
-func checkTopologyNames(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
+func checkTopologyNames(t *kmsg.StreamsGroupHeartbeatRequestTopology) *coordinator.Error {
 	names := requestTopics(t)
 	var internal, invalid []string
 	for _, n := range names {
@@ -62,17 +64,17 @@ func checkTopologyNames(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError 
 		}
 	}
 	if len(internal) > 0 {
-		return errf(ErrStreamsInvalidTopology, "Use of Kafka internal topics %s in a Kafka Streams topology is prohibited.", strings.Join(internal, ","))
+		return coordinator.Errorf(ErrStreamsInvalidTopology, "Use of Kafka internal topics %s in a Kafka Streams topology is prohibited.", strings.Join(internal, ","))
 	}
 	if len(invalid) > 0 {
-		return errf(ErrStreamsInvalidTopology, "Topic names %s are not valid topic names.", strings.Join(invalid, ","))
+		return coordinator.Errorf(ErrStreamsInvalidTopology, "Topic names %s are not valid topic names.", strings.Join(invalid, ","))
 	}
 	return nil
 }
 
 // checkTopologyKIP applies KIP-1071's extra topology invariants that Kafka 4.4 does not
 // enforce (Config.StrictTopologyValidation).
-func checkTopologyKIP(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
+func checkTopologyKIP(t *kmsg.StreamsGroupHeartbeatRequestTopology) *coordinator.Error {
 	sources, changelogs, sinks := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, s := range t.Subtopologies {
 		for _, n := range s.SourceTopics {
@@ -88,15 +90,15 @@ func checkTopologyKIP(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
 	for _, s := range t.Subtopologies {
 		for _, ti := range s.RepartitionSourceTopics {
 			if sources[ti.Topic] || changelogs[ti.Topic] {
-				return errf(ErrStreamsInvalidTopology, "Repartition source topic %s is also used as a source or changelog topic.", ti.Topic)
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Repartition source topic %s is also used as a source or changelog topic.", ti.Topic)
 			}
 			if !sinks[ti.Topic] {
-				return errf(ErrStreamsInvalidTopology, "Repartition source topic %s is not written by any subtopology.", ti.Topic)
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Repartition source topic %s is not written by any subtopology.", ti.Topic)
 			}
 		}
 		for _, ti := range s.StateChangelogTopics {
 			if sources[ti.Topic] || sinks[ti.Topic] {
-				return errf(ErrStreamsInvalidTopology, "Changelog topic %s is also used as a source or sink topic.", ti.Topic)
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Changelog topic %s is also used as a source or sink topic.", ti.Topic)
 			}
 		}
 		if err := checkCopartitionIndexes(s); err != nil {
@@ -106,16 +108,16 @@ func checkTopologyKIP(t *kmsg.StreamsGroupHeartbeatRequestTopology) *apiError {
 	return nil
 }
 
-func checkCopartitionIndexes(s kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) *apiError {
+func checkCopartitionIndexes(s kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) *coordinator.Error {
 	for _, cg := range s.CopartitionGroups {
 		for _, i := range cg.SourceTopics {
 			if int(i) < 0 || int(i) >= len(s.SourceTopics) {
-				return errf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to source topic index %d out of range.", s.SubtopologyID, i)
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to source topic index %d out of range.", s.SubtopologyID, i)
 			}
 		}
 		for _, i := range cg.RepartitionSourceTopics {
 			if int(i) < 0 || int(i) >= len(s.RepartitionSourceTopics) {
-				return errf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to repartition source topic index %d out of range.", s.SubtopologyID, i)
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Copartition group of subtopology %s refers to repartition source topic index %d out of range.", s.SubtopologyID, i)
 			}
 		}
 	}
@@ -320,13 +322,13 @@ func javaMap(m map[string]int32) string {
 // configure is InternalTopicManager.configureTopics. A STREAMS_INVALID_TOPOLOGY (or an
 // internal inconsistency) is returned as an error; topic-configuration problems become the
 // status of the configured topology.
-func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology, *apiError) {
+func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*configuredTopology, *coordinator.Error) {
 	ct := &configuredTopology{epoch: t.Epoch}
 	// 1. Missing source topics.
 	var missing []string
 	for _, st := range t.Subtopologies {
 		for _, s := range st.SourceTopics {
-			if _, ok := md.topic(s); !ok {
+			if _, ok := md.Topic(s); !ok {
 				missing = append(missing, s)
 			}
 		}
@@ -339,7 +341,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 	}
 	decided := map[string]int32{}
 	count := func(topic string) (int32, bool) {
-		if tm, ok := md.topic(topic); ok {
+		if tm, ok := md.Topic(topic); ok {
 			return tm.Partitions, true
 		}
 		n, ok := decided[topic]
@@ -382,7 +384,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 			}
 		}
 		if needed && !progress {
-			return nil, errf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.")
+			return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.")
 		}
 		if !needed {
 			break
@@ -391,7 +393,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 	for _, st := range t.Subtopologies {
 		for _, r := range st.RepartitionSourceTopics {
 			if _, ok := rep[r.Name]; !ok {
-				return nil, errf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.")
+				return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.")
 			}
 		}
 	}
@@ -413,13 +415,13 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 			var topics []string
 			for _, i := range cg.SourceTopics {
 				if int(i) < 0 || int(i) >= len(st.SourceTopics) {
-					return nil, errf(ErrUnknownServerError, "")
+					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 				}
 				topics = append(topics, st.SourceTopics[i])
 			}
 			for _, i := range cg.RepartitionSourceTopics {
 				if int(i) < 0 || int(i) >= len(st.RepartitionSourceTopics) {
-					return nil, errf(ErrUnknownServerError, "")
+					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 				}
 				topics = append(topics, st.RepartitionSourceTopics[i].Name)
 			}
@@ -432,7 +434,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 			for _, tp := range topics {
 				n, ok := count(tp)
 				if !ok {
-					return nil, errf(ErrUnknownServerError, "")
+					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 				}
 				if fixed[tp] || flexible[tp] {
 					repCounts[tp] = n
@@ -456,7 +458,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 						use = max(use, n)
 					}
 					if use == 0 {
-						return nil, errf(ErrStreamsInvalidTopology, "All topics in the copartition group had undefined partition number: [%s]", strings.Join(slices.Sorted(maps.Keys(repCounts)), ", "))
+						return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "All topics in the copartition group had undefined partition number: [%s]", strings.Join(slices.Sorted(maps.Keys(repCounts)), ", "))
 					}
 				}
 			} else {
@@ -495,14 +497,14 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 		for _, r := range st.RepartitionSourceTopics {
 			c, ok := count(r.Name)
 			if !ok {
-				return nil, errf(ErrUnknownServerError, "")
+				return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 			}
 			n, found = max(n, c), true
 			cs.repartitionSources = append(cs.repartitionSources, r.Name)
 			ct.partitions[r.Name] = c
 		}
 		if !found {
-			return nil, errf(ErrStreamsInvalidTopology, "No source topics found for subtopology %s", st.SubtopologyID)
+			return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "No source topics found for subtopology %s", st.SubtopologyID)
 		}
 		for _, c := range st.StateChangelogTopics {
 			decided[c.Name] = n
@@ -535,7 +537,7 @@ func configure(t *groupstate.StreamsTopology, md *Metadata) (*configuredTopology
 		}
 	}
 	for _, name := range t.RequiredTopics() {
-		tm, ok := md.topic(name)
+		tm, ok := md.Topic(name)
 		if !ok {
 			continue
 		}

@@ -1,4 +1,6 @@
-package coordinator
+package streams
+
+import "github.com/coordlog/coordlog/coordinator"
 
 // reconciler is Kafka's streams CurrentAssignmentBuilder: it moves one member one step
 // toward its target assignment. Ownership questions are answered from the group as it was
@@ -12,9 +14,9 @@ type reconciler struct {
 }
 
 // errUnknownState is the fencing of a member whose record 22 carries an unknown state.
-var errUnknownState = errf(ErrFencedMemberEpoch, "The streams group member is in a unknown state. The member must abandon all its tasks and rejoin.")
+var errUnknownState = coordinator.Errorf(coordinator.ErrFencedMemberEpoch, "The streams group member is in a unknown state. The member must abandon all its tasks and rejoin.")
 
-func (r *reconciler) build() (*member, *apiError) {
+func (r *reconciler) build() (*member, *coordinator.Error) {
 	m := r.m
 	switch m.state {
 	case stateStable:

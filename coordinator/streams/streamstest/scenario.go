@@ -1,4 +1,4 @@
-package coordinator
+package streamstest
 
 import (
 	"bufio"
@@ -9,10 +9,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
+	"github.com/coordlog/coordlog/coordinator/streams"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Scenario language (one command per line, '#' starts a comment):
@@ -51,16 +54,27 @@ type Client struct {
 	Joined   bool
 }
 
-// Runner executes scenarios through a Coordinator and applies every batch with Apply.
+// Log is where a Runner appends the coordinator's decisions and reads the state it decides
+// on. *replay.Engine satisfies it: its Apply replays a batch into the state the next decision
+// reads, the same path as a dump. A caller that also keeps the batches (a Pebble log, segment
+// files) wraps Apply. A Runner calls Log from its own goroutine only.
+type Log interface {
+	// State is the state the coordinator decides on: every applied batch included.
+	State() groupstate.View
+	// Apply appends one decision (a batch whose base offset is NextOffset) and replays it.
+	Apply(*eventlog.Batch) error
+	// NextOffset is the offset the next batch starts at.
+	NextOffset() int64
+}
+
+// Runner executes scenarios through a streams Coordinator and appends every decision to Log.
 type Runner struct {
-	Coord     *Coordinator
-	Cfg       Config
-	State     func() groupstate.View
-	Apply     func(*eventlog.Batch) error
-	NextOff   func() int64
+	Coord     *streams.Coordinator
+	Cfg       streams.Config
+	Log       Log
 	Partition int32
-	Soft      *Soft
-	Meta      *Metadata
+	Soft      *streams.Soft
+	Meta      *coordinator.Metadata
 	Now       int64
 	Group     string
 	Clients   map[string]*Client
@@ -73,11 +87,12 @@ type Runner struct {
 	instanceOf map[string]string
 }
 
-// NewRunner prepares a runner; Coord.Config is set to return r.Cfg.
-func NewRunner(state func() groupstate.View, apply func(*eventlog.Batch) error, next func() int64, out io.Writer) *Runner {
-	r := &Runner{Cfg: DefaultConfig(), State: state, Apply: apply, NextOff: next, Soft: NewSoft(),
-		Meta: &Metadata{Topics: map[string]TopicMetadata{}}, Group: "app", Clients: map[string]*Client{}, Out: out, Now: 1000}
-	r.Coord = &Coordinator{Config: func(string) Config { return r.Cfg }}
+// NewRunner prepares a runner that appends to log and writes its transcript to out (nil: no
+// transcript); Coord.Config is set to return r.Cfg.
+func NewRunner(log Log, out io.Writer) *Runner {
+	r := &Runner{Cfg: streams.DefaultConfig(), Log: log, Soft: streams.NewSoft(),
+		Meta: &coordinator.Metadata{Topics: map[string]coordinator.TopicMetadata{}}, Group: "app", Clients: map[string]*Client{}, Out: out, Now: 1000}
+	r.Coord = &streams.Coordinator{Config: func(string) streams.Config { return r.Cfg }}
 	return r
 }
 
@@ -125,8 +140,8 @@ func parseArgs(fields []string) (map[string]string, []string) {
 
 func atoi32(s string) int32 { n, _ := strconv.ParseInt(s, 10, 32); return int32(n) }
 
-// parseTasks reads "S:P,P/S:P" into task lists; "" is an empty (non-null) list.
-func parseTasks(s string) []kmsg.TaskIDs {
+// ParseTasks reads "S:P,P/S:P" into task lists; "" is an empty (non-null) list.
+func ParseTasks(s string) []kmsg.TaskIDs {
 	out := []kmsg.TaskIDs{}
 	if s == "null" {
 		return nil
@@ -203,7 +218,7 @@ func (r *Runner) Exec(text string) error {
 		// A new group starts with a new topology and new clients.
 		r.Group, r.subs, r.topoEpoch, r.Clients = pos[0], nil, 0, map[string]*Client{}
 	case "topic":
-		r.Meta.Topics[pos[0]] = TopicMetadata{ID: topicID(pos[0]), Partitions: atoi32(pos[1])}
+		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: topicID(pos[0]), Partitions: atoi32(pos[1])}
 		r.Meta.Version++
 	case "deltopic":
 		delete(r.Meta.Topics, pos[0])
@@ -270,11 +285,11 @@ func (r *Runner) Exec(text string) error {
 		_, err := r.Converge(n)
 		return err
 	case "describe":
-		resp := r.Coord.Describe(r.State(), r.Soft, &kmsg.StreamsGroupDescribeRequest{Version: 1, Groups: []string{r.Group}})
+		resp := r.Coord.Describe(r.Log.State(), r.Soft, &kmsg.StreamsGroupDescribeRequest{Version: 1, Groups: []string{r.Group}})
 		b, _ := json.Marshal(resp.Groups)
 		r.printf("  %s\n", b)
 	case "state":
-		v, _ := r.State().StreamsGroup(r.Group)
+		v, _ := r.Log.State().StreamsGroup(r.Group)
 		b, _ := json.Marshal(v)
 		r.printf("  %s\n", b)
 	default:
@@ -297,7 +312,7 @@ func (r *Runner) topology() *kmsg.StreamsGroupHeartbeatRequestTopology {
 // Tick fires due timers until none is left.
 func (r *Runner) Tick() error {
 	for {
-		res, ok := r.Coord.Tick(r.State(), r.Soft, r.Meta, r.Now)
+		res, ok := r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, r.Now)
 		if !ok {
 			return nil
 		}
@@ -312,7 +327,7 @@ func (r *Runner) append(recs []recordcodec.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	b, err := NewBatch(r.Partition, r.NextOff(), r.Now, recs)
+	b, err := coordinator.NewBatch(r.Partition, r.Log.NextOffset(), r.Now, recs)
 	if err != nil {
 		return err
 	}
@@ -325,7 +340,7 @@ func (r *Runner) append(recs []recordcodec.Record) error {
 	}
 	r.Batches++
 	r.Records += len(recs)
-	return r.Apply(b)
+	return r.Log.Apply(b)
 }
 
 func (r *Runner) client(id string) *Client {
@@ -338,8 +353,13 @@ func (r *Runner) client(id string) *Client {
 }
 
 // Heartbeat sends one heartbeat of a simulated client with default behaviour.
-func (r *Runner) Heartbeat(id string) (Result, error) {
+func (r *Runner) Heartbeat(id string) (streams.Result, error) {
 	return r.heartbeatRes("hb", id, map[string]string{}, false, false)
+}
+
+// Join sends the join heartbeat (epoch 0, the current topology) of a simulated client.
+func (r *Runner) Join(id string) (streams.Result, error) {
+	return r.heartbeatRes("join", id, map[string]string{}, false, false)
 }
 
 func (r *Runner) heartbeat(cmd, id string, args map[string]string, static, shutdown bool) error {
@@ -347,7 +367,7 @@ func (r *Runner) heartbeat(cmd, id string, args map[string]string, static, shutd
 	return err
 }
 
-func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, shutdown bool) (Result, error) {
+func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, shutdown bool) (streams.Result, error) {
 	c := r.client(id)
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	req.Group, req.MemberID = r.Group, c.MemberID
@@ -394,7 +414,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 	}
 	for k, dst := range map[string]*[]kmsg.TaskIDs{"active": &req.ActiveTasks, "standby": &req.StandbyTasks, "warmup": &req.WarmupTasks} {
 		if v, ok := args[k]; ok {
-			*dst = parseTasks(v)
+			*dst = ParseTasks(v)
 		}
 	}
 	if v, ok := args["process"]; ok {
@@ -423,14 +443,14 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 		req.TaskEndOffsets = parseOffsets(v)
 	}
 	req.ShutdownApplication = shutdown
-	res := r.Coord.Heartbeat(r.State(), r.Soft, r.Meta, Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.NextOff()}, r.Now)
+	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, streams.Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.Log.NextOffset()}, r.Now)
 	r.printResponse(res)
 	if err := r.append(res.Records); err != nil {
 		return res, err
 	}
 	resp := res.Response
 	switch resp.ErrorCode {
-	case ErrNone:
+	case coordinator.ErrNone:
 		c.Epoch, c.EPI, c.Instance, c.Joined = resp.MemberEpoch, resp.EndpointInformationEpoch, req.InstanceID, true
 		if resp.ActiveTasks != nil {
 			c.Active, c.Standby, c.Warmup = resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks
@@ -438,7 +458,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 		if resp.MemberEpoch < 0 {
 			delete(r.Clients, id) // a client that left joins again with "join"
 		}
-	case ErrFencedMemberEpoch, ErrUnknownMemberID:
+	case coordinator.ErrFencedMemberEpoch, coordinator.ErrUnknownMemberID:
 		c.Epoch, c.Active, c.Standby, c.Warmup = 0, nil, nil, nil
 	}
 	return res, nil
@@ -459,9 +479,9 @@ func fmtTasks(t []kmsg.TaskIDs) string {
 	return "[" + strings.Join(parts, "/") + "]"
 }
 
-func (r *Runner) printResponse(res Result) {
+func (r *Runner) printResponse(res streams.Result) {
 	resp := res.Response
-	if resp.ErrorCode != ErrNone {
+	if resp.ErrorCode != coordinator.ErrNone {
 		msg := ""
 		if resp.ErrorMessage != nil {
 			msg = *resp.ErrorMessage
@@ -511,4 +531,21 @@ func (r *Runner) Converge(maxRounds int) (int, error) {
 		}
 	}
 	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// orEmpty reports a nil task list as an empty one, as the Java client sends it.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
 }

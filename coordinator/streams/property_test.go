@@ -1,69 +1,17 @@
-package coordinator
+package streams_test
 
 import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/coordlog/coordlog/groupstate"
 	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/coordinator/streams"
 )
-
-// checkInvariants verifies, on the replayed state, that no active task has two owners and that
-// no process holds a task twice (active, standby or warm-up; assigned or pending revocation).
-func checkInvariants(t *testing.T, st groupstate.View, gid string, step int) {
-	t.Helper()
-	v, ok := st.StreamsGroup(gid)
-	if !ok {
-		return
-	}
-	g := groupFromView(&v)
-	activeOwner := map[TaskID]string{}
-	onProcess := map[string]map[TaskID]string{}
-	for _, id := range g.sortedMemberIDs() {
-		m := g.members[id]
-		if onProcess[m.processID] == nil {
-			onProcess[m.processID] = map[TaskID]string{}
-		}
-		for _, tt := range []tuple{m.assigned, m.pending} {
-			for task := range tt.active {
-				if o, dup := activeOwner[task]; dup {
-					t.Fatalf("step %d: active task %v owned by %s and %s", step, task, o, id)
-				}
-				activeOwner[task] = id
-			}
-			for _, set := range []taskMap{tt.active, tt.standby, tt.warmup} {
-				for task := range set {
-					// One member may hold a task in two roles during an in-place role change
-					// (demoted active pending revocation plus its new standby); two members of
-					// one process never hold the same task.
-					if o, dup := onProcess[m.processID][task]; dup && o != id {
-						t.Fatalf("step %d: task %v twice on process %s (%s and %s)", step, task, m.processID, o, id)
-					}
-					onProcess[m.processID][task] = id
-				}
-			}
-		}
-	}
-}
-
-// checkConverged requires every member STABLE at the assignment epoch with its target.
-func checkConverged(t *testing.T, st groupstate.View, gid string, step int) {
-	t.Helper()
-	v, ok := st.StreamsGroup(gid)
-	if !ok || len(v.Members) == 0 {
-		return
-	}
-	g := groupFromView(&v)
-	require.Equal(t, g.epoch, g.assignmentEpoch, "step %d: group not assigned", step)
-	for id, m := range g.members {
-		require.True(t, m.isReconciledTo(g.assignmentEpoch), "step %d: member %s epoch %d state %d, assignment epoch %d", step, id, m.epoch, m.state, g.assignmentEpoch)
-		require.True(t, m.assigned.sameTasks(g.target[id]), "step %d: member %s not at its target", step, id)
-		require.True(t, m.pending.empty(), "step %d: member %s has pending revocations", step, id)
-	}
-}
 
 // TestPropertyRandomScenarios runs random joins, heartbeats, leaves, crashes (fenced by the
 // session timer), assignment configuration changes and partitions added to a source topic;
@@ -142,13 +90,13 @@ func TestPropertyRandomScenarios(t *testing.T) {
 				case op == 9: // converge
 					_, err := r.Converge(60)
 					require.NoError(t, err)
-					checkConverged(t, r.State(), "app", step)
+					require.NoError(t, streams.CheckConverged(r.Log.State(), "app"), "step %d", step)
 				}
-				checkInvariants(t, r.State(), "app", step)
+				require.NoError(t, streams.CheckInvariants(r.Log.State(), "app"), "step %d", step)
 			}
 			_, err := r.Converge(60)
 			require.NoError(t, err)
-			checkConverged(t, r.State(), "app", steps)
+			require.NoError(t, streams.CheckConverged(r.Log.State(), "app"), "step %d", steps)
 			checkReplayEquivalence(t, rec)
 		})
 	}
@@ -172,7 +120,7 @@ func TestPropertyWarmups(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			r, rec := newEngineRunner(nil)
 			r.Cfg.InitialRebalanceDelayMs, r.Cfg.AssignmentIntervalMs = 0, 0
-			r.Cfg.Assignor, r.Cfg.NumWarmupReplicas, r.Cfg.AcceptableRecoveryLag = AssignorHighlyAvailable, int32(1+seed%3), 10
+			r.Cfg.Assignor, r.Cfg.NumWarmupReplicas, r.Cfg.AcceptableRecoveryLag = streams.AssignorHighlyAvailable, int32(1+seed%3), 10
 			r.Cfg.NumStandbyReplicas = int32(seed % 2)
 			for _, cmd := range []string{"topic in 6", "topic app-s-changelog 6", "sub 0 source=in changelog=app-s-changelog"} {
 				require.NoError(t, r.Exec(cmd))
@@ -218,14 +166,23 @@ func TestPropertyWarmups(t *testing.T) {
 				default:
 					_, err := r.Converge(60)
 					require.NoError(t, err)
-					checkConverged(t, r.State(), "app", step)
+					require.NoError(t, streams.CheckConverged(r.Log.State(), "app"), "step %d", step)
 				}
-				checkInvariants(t, r.State(), "app", step)
+				require.NoError(t, streams.CheckInvariants(r.Log.State(), "app"), "step %d", step)
 			}
 			_, err := r.Converge(60)
 			require.NoError(t, err)
-			checkConverged(t, r.State(), "app", steps)
+			require.NoError(t, streams.CheckConverged(r.Log.State(), "app"), "step %d", steps)
 			checkReplayEquivalence(t, rec)
 		})
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// Metadata is the cluster's topic metadata as the coordinator sees it (Kafka's metadata
-// image, reduced to what streams groups use).
+// Metadata is the cluster's topic metadata as a coordinator sees it (Kafka's metadata image,
+// reduced to what group coordinators use).
 type Metadata struct {
 	Topics map[string]TopicMetadata
 	// Version changes whenever Topics changes. Kafka recomputes a group's metadata hash only
@@ -27,7 +27,8 @@ type TopicMetadata struct {
 	Racks [][]string
 }
 
-func (m *Metadata) topic(name string) (TopicMetadata, bool) {
+// Topic returns the topic called name; a nil Metadata has no topics.
+func (m *Metadata) Topic(name string) (TopicMetadata, bool) {
 	if m == nil {
 		return TopicMetadata{}, false
 	}
@@ -74,12 +75,14 @@ func topicHash(name string, t TopicMetadata) uint64 {
 	return xxh3.Hash(h)
 }
 
-// groupHash is Utils.computeGroupHash over the existing topics among names (sorted by name):
-// the topic hashes in name order; missing topics contribute nothing and no topics give 0.
-func groupHash(names []string, md *Metadata) int64 {
+// GroupHash is Utils.computeGroupHash over the existing topics among names, which must be
+// sorted: the topic hashes in name order; missing topics contribute nothing and no topics
+// give 0. It is the metadataHash of records 3, 11 and 17: a group's target assignment is
+// recomputed when it changes.
+func GroupHash(names []string, md *Metadata) int64 {
 	var h hashStream
 	for _, name := range names { // names are sorted
-		t, ok := md.topic(name)
+		t, ok := md.Topic(name)
 		if !ok {
 			continue
 		}

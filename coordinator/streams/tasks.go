@@ -1,12 +1,13 @@
-package coordinator
+package streams
 
 import (
 	"cmp"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TaskID is one task: a subtopology and a partition number.

@@ -16,7 +16,8 @@ const MaxBatchBytes = 1 << 20
 var ErrBatchTooLarge = fmt.Errorf("coordinator: records exceed %d bytes", MaxBatchBytes)
 
 // NewBatch encodes records as one uncompressed, non-transactional v2 batch at baseOffset
-// with timestamp ts, ready for pebblelog.Log.Append and replay.Engine.Apply.
+// with timestamp ts, ready for pebblelog.Log.Append and replay.Engine.Apply. Every decision of a coordinator
+// is one such batch: Kafka appends a write operation's records atomically.
 func NewBatch(partition int32, baseOffset, ts int64, records []recordcodec.Record) (*eventlog.Batch, error) {
 	if len(records) == 0 {
 		return nil, fmt.Errorf("coordinator: empty batch")

@@ -1,0 +1,35 @@
+// Package coordinator holds what coordlog's group coordinators share. A coordinator is a
+// pure decision layer over a replayed partition: it reads the state through a read-only
+// groupstate.View, decides one request (or one fired timer) at a time, and returns the
+// response and the records Kafka would append. The caller appends the records as one batch
+// (NewBatch) and applies it through replay.Engine.Apply, the same path as a dump, so the
+// state is always exactly what the log replays to. The coordinators live below this package,
+// one per protocol: streams (KIP-1071) today.
+//
+// What is shared:
+//
+//   - Batches (batch.go): a decision's records as one uncompressed, non-transactional v2
+//     batch of at most MaxBatchBytes (1 MiB, the default max.message.bytes of
+//     __consumer_offsets); Kafka appends a write operation atomically, so a decision that
+//     does not fit fails as a whole (ErrBatchTooLarge).
+//   - Errors (errors.go): the Kafka error codes the coordinators answer with and Error, an
+//     answer that discards every record the decision prepared.
+//   - Member epochs (epoch.go): the join, leave and static-leave epochs, Kafka's epoch check
+//     with its lost-response exception, and the assignment interval.
+//   - Cluster metadata and its hash (metadata.go): Metadata is the topics a coordinator sees;
+//     GroupHash is Kafka's Utils.computeGroupHash (XXH3-64 over hash4j's byte stream), the
+//     metadataHash of records 3, 11 and 17, equal to what a Kafka 4.4 broker writes.
+//   - Time and timers (timers.go): no decision reads the wall clock. The caller passes now
+//     (ms) to every call, and the timers Kafka keeps in memory (session, rebalance, initial
+//     rebalance delay) are deadlines in the coordinator's soft state that the caller fires
+//     (EarliestDue orders them deterministically), so that a run, a simulation or a test is
+//     reproducible.
+//
+// # Invariants
+//
+//   - Coordinators never import package replay and never mutate a state: a decision is
+//     records, applied by the caller (the import-rule test in internal/archtest enforces the
+//     first; groupstate.View the second).
+//   - Deterministic: the same state, soft state, request and now give the same response and
+//     the same records, byte for byte.
+package coordinator
