@@ -109,11 +109,15 @@ func (r *Report) Warnings() []string {
 	return append([]string(nil), r.warnings...)
 }
 
-// Problems returns a copy of the problems in the order they were found.
+// Problems returns a copy of the problems by partition, each partition's in the order they
+// were found. (Partitions are often read in parallel: the order they reported in is not
+// stable from run to run, the order within one is.)
 func (r *Report) Problems() []Problem {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Problem(nil), r.problems...)
+	out := append([]Problem(nil), r.problems...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
+	return out
 }
 
 // Summary counts every problem and everything skipped, by kind.
