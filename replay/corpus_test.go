@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,33 +12,8 @@ import (
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/testcorpus"
 )
-
-const foundCorpus = "../../shared/fixtures-found"
-
-// partitionDirs returns every __consumer_offsets-N directory under root.
-func partitionDirs(t testing.TB, root string) []string {
-	t.Helper()
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("%s not present: %v", root, err)
-	}
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), "__consumer_offsets-") {
-			dirs = append(dirs, p)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(dirs)
-	return dirs
-}
 
 func replayDir(t testing.TB, dir string, opts Options) []Result {
 	t.Helper()
@@ -57,12 +31,13 @@ func replayDir(t testing.TB, dir string, opts Options) []Result {
 // TestFoundCorpusStrict replays every real dump in strict mode under Kafka 4.4's rules: no
 // violation. It prints group and offset counts per dump.
 func TestFoundCorpusStrict(t *testing.T) {
-	dirs := partitionDirs(t, foundCorpus)
+	found := testcorpus.Found(t)
+	dirs := testcorpus.PartitionDirs(t, found)
 	perRepo := map[string][3]int{}
 	for _, dir := range dirs {
 		for _, r := range replayDir(t, dir, Options{Mode: eventlog.Strict}) {
 			st := r.Engine.State()
-			rel, _ := filepath.Rel(foundCorpus, dir)
+			rel, _ := filepath.Rel(found, dir)
 			repo := strings.SplitN(rel, string(filepath.Separator), 2)[0]
 			c := perRepo[repo]
 			c[0] += st.NumGroups()
@@ -87,7 +62,7 @@ func TestFoundCorpusStrict(t *testing.T) {
 
 // TestRecordingsStrict replays the recordings of a real Kafka 4.4 broker in strict mode.
 func TestRecordingsStrict(t *testing.T) {
-	dirs := partitionDirs(t, "../fixtures/real")
+	dirs := testcorpus.PartitionDirs(t, testcorpus.Recordings())
 	for _, dir := range dirs {
 		for _, r := range replayDir(t, dir, Options{Mode: eventlog.Strict, Version: groupstate.Kafka44}) {
 			st := r.Engine.Stats()

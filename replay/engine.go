@@ -24,13 +24,6 @@ type Options struct {
 	Layout *recordcodec.Layout
 	// Observer, when set, sees every record and marker after it was applied (or refused).
 	Observer Observer
-	// PauseGCWhileRestoring turns Go's garbage collector off (for the whole process) while a
-	// snapshot is decoded and its tail replayed, and back to its settings after (gcpause.go):
-	// decoding allocates almost only what the state keeps, so collections during a restore
-	// cost CPU and free little. The tail's garbage is bounded by a memory limit (twice the
-	// decoded heap, or a lower GOMEMLIMIT), past which the runtime collects as usual. Meant
-	// for processes that do nothing else meanwhile, such as the replay CLI, which sets it.
-	PauseGCWhileRestoring bool
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live

@@ -61,7 +61,7 @@ type Meta struct {
 	// RecordLayout names the record layout the state was decoded with ("" = the version's
 	// default).
 	RecordLayout string
-	// PayloadKind names the payload's type and its version ("replay/v1"); readers refuse a
+	// PayloadKind names the payload's type and its version ("replay/v2"); readers refuse a
 	// kind they do not know.
 	PayloadKind string
 	// CreatedAtUnixMilli is when the snapshot was taken, supplied by the caller; 0 means not

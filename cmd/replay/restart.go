@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 type restartFlags struct {
@@ -90,7 +91,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	var docs []restartDoc
 	differ := 0
 	for _, p := range parts {
-		rec, err := replay.RecoverTo(cmd.Context(), l, store, p, opts, f.until())
+		rec, err := recovery.RecoverTo(cmd.Context(), l, store, p, recoveryOptions(opts), f.until())
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/recovery"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
@@ -113,7 +114,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		start := time.Now()
 		// Bring the state up to date from the newest snapshot, writing periodic snapshots
 		// on the way when asked.
-		rec, err := replay.RestoreNewest(l, store, p, opts, until)
+		rec, err := recovery.RestoreNewest(l, store, p, recoveryOptions(opts), until)
 		if err != nil {
 			return err
 		}
@@ -121,7 +122,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
 		}
 		e := rec.Engine
-		written, err := replay.RunWithSnapshots(cmd.Context(), e, l, until, replay.SnapshotPolicy{
+		written, err := recovery.RunWithSnapshots(cmd.Context(), e, l, until, recovery.SnapshotPolicy{
 			Store: store, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, Now: now,
 			OnSnapshot: func(in snapshot.Info) {
 				fmt.Fprintf(stdout, "partition %d: periodic snapshot %s at offset %d (%s)\n", p, in.Name, in.NextOffset, mb(in.Size))
@@ -134,7 +135,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 			continue // the last periodic snapshot is already at the end
 		}
 		wstart := time.Now()
-		in, err := replay.TakeSnapshot(store, e, now())
+		in, err := recovery.TakeSnapshot(store, e, now())
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}
@@ -244,7 +245,7 @@ code is 1 when any snapshot is bad.`,
 			bad := 0
 			for _, name := range names {
 				start := time.Now()
-				e, in, err := replay.LoadSnapshot(store, filepath.Base(name), replay.Options{})
+				e, in, err := recovery.LoadSnapshot(store, filepath.Base(name), replay.Options{})
 				if err != nil {
 					bad++
 					fmt.Fprintf(stdout, "BAD  %s: %v\n", name, err)
@@ -317,7 +318,7 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 	}
 	r := &replayed{in: in, opts: opts}
 	for _, p := range parts {
-		rec, err := replay.RecoverTo(cmd.Context(), in, store, p, opts, f.until())
+		rec, err := recovery.RecoverTo(cmd.Context(), in, store, p, recoveryOptions(opts), f.until())
 		if err != nil {
 			in.close()
 			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 // replayFlags are shared by the commands that rebuild state.
@@ -41,8 +42,7 @@ func (f *replayFlags) options() (replay.Options, eventlog.Mode, error) {
 	if f.forensic {
 		mode = eventlog.Forensic
 	}
-	// The CLI does nothing else while it restores a snapshot: no collections while decoding.
-	opts := replay.Options{Version: v, Mode: mode, PauseGCWhileRestoring: true}
+	opts := replay.Options{Version: v, Mode: mode}
 	if f.layout != "" {
 		l, err := recordcodec.ParseLayout(f.layout)
 		if err != nil {
@@ -129,3 +129,9 @@ func (r *replayed) printViolations(w io.Writer) {
 }
 
 func (r *replayed) close() { r.in.close() }
+
+// recoveryOptions are the options of a restore: the CLI does nothing else while it restores a
+// snapshot, so the collector pauses while it decodes.
+func recoveryOptions(opts replay.Options) recovery.Options {
+	return recovery.Options{Options: opts, PauseGC: true}
+}

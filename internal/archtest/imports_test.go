@@ -18,7 +18,7 @@ const module = "github.com/coordlog/coordlog"
 // rule says what the non-test files of a top-level folder (and its sub-packages) may import
 // besides the standard library and their own folder's sub-packages.
 type rule struct {
-	internal     []string // top-level folders of this module
+	internal     []string // top-level folders of this module it may import
 	testInternal []string // top-level folders its _test.go files may import on top of internal
 	external     []string // import path prefixes outside the module
 	// isolated folders' packages may not import one another (commands are main packages, each
@@ -28,7 +28,8 @@ type rule struct {
 
 var kafkaWire = []string{"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kbin"}
 
-// rules is DESIGN.md's layout table. A folder missing here may import nothing of the module.
+// rules is ARCHITECTURE.md's layout table, by folder: a folder follows the rule of its
+// nearest listed parent. A folder missing here may import nothing of the module.
 var rules = map[string]rule{
 	"recordcodec": {external: kafkaWire},
 	"groupstate":  {},
@@ -43,7 +44,10 @@ var rules = map[string]rule{
 		}, kafkaWire...),
 	},
 	"snapshot": {external: []string{"github.com/vmihailenco/msgpack/v5"}},
-	"replay":   {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"}},
+	// The engine knows records, the model and the log; restarting from snapshots is a layer
+	// above it.
+	"replay":          {internal: []string{"recordcodec", "groupstate", "eventlog"}},
+	"replay/recovery": {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot"}},
 	// The group coordinators decide on a read-only groupstate.View and emit records as
 	// eventlog batches; replay applies them. They never import replay: a caller (the CLI, a
 	// test) wires a coordinator to an engine.
@@ -57,7 +61,11 @@ var rules = map[string]rule{
 }
 
 // testOnly are imports every _test.go file may use on top of its folder's rule.
-var testOnly = []string{"github.com/stretchr/testify"}
+var testOnly = []string{"github.com/stretchr/testify", "github.com/cockroachdb/datadriven"}
+
+// testSupport are module folders every _test.go file may import (internal/testcorpus finds
+// the real dumps).
+var testSupport = []string{"internal"}
 
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("../..")
@@ -85,9 +93,9 @@ func TestImportRules(t *testing.T) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		top := strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]
-		if top == rel { // files at the module root
-			top = ""
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if dir == "." { // files at the module root
+			dir = ""
 		}
 		isTest := strings.HasSuffix(name, "_test.go")
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
@@ -97,7 +105,7 @@ func TestImportRules(t *testing.T) {
 		checked++
 		for _, spec := range f.Imports {
 			imp, _ := strconv.Unquote(spec.Path.Value)
-			if why := disallowed(top, imp, isTest); why != "" {
+			if why := disallowed(dir, imp, isTest); why != "" {
 				violations = append(violations, rel+": imports "+imp+" ("+why+")")
 			}
 		}
@@ -115,8 +123,21 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-func disallowed(top, imp string, isTest bool) string {
-	r, known := rules[top]
+// ruleFor returns the rule of the folder dir (relative to the module root): the one of the
+// longest key that is dir or one of its parents.
+func ruleFor(dir string) (r rule, key string, known bool) {
+	for k, kr := range rules {
+		if (dir == k || strings.HasPrefix(dir, k+"/")) && (!known || len(k) > len(key)) {
+			r, key, known = kr, k, true
+		}
+	}
+	return r, key, known
+}
+
+// disallowed says why a file in folder dir may not import imp ("" when it may).
+func disallowed(dir, imp string, isTest bool) string {
+	top := strings.SplitN(dir, "/", 2)[0]
+	r, key, known := ruleFor(dir)
 	if strings.HasPrefix(imp, module+"/") || imp == module {
 		rel := strings.TrimPrefix(imp, module+"/")
 		target := strings.SplitN(rel, "/", 2)[0]
@@ -131,12 +152,12 @@ func disallowed(top, imp string, isTest bool) string {
 		}
 		allowed := r.internal
 		if isTest {
-			allowed = append(slices.Clone(allowed), r.testInternal...)
+			allowed = slices.Concat(allowed, r.testInternal, testSupport)
 		}
 		if slices.Contains(allowed, target) {
 			return ""
 		}
-		return top + "/ may not import " + target + "/ (DESIGN.md layout)"
+		return key + "/ may not import " + target + "/ (ARCHITECTURE.md layout)"
 	}
 	if isStdlib(imp) {
 		return ""
@@ -152,14 +173,14 @@ func disallowed(top, imp string, isTest bool) string {
 		}
 	}
 	if !known {
-		return "folder " + top + "/ has no import rule"
+		return "folder " + dir + "/ has no import rule"
 	}
 	for _, p := range r.external {
 		if p == "" || imp == p || strings.HasPrefix(imp, p+"/") {
 			return ""
 		}
 	}
-	return top + "/ may not depend on " + imp
+	return key + "/ may not depend on " + imp
 }
 
 // isStdlib follows the go tool's rule: a standard-library path has no dot in its first element.
@@ -198,6 +219,12 @@ func TestRuleCatchesViolations(t *testing.T) {
 		{"coordinator", module + "/replay", true, false}, // tests apply decisions through an engine
 		{"coordinator", module + "/snapshot", true, true},
 		{"groupstate", module + "/coordinator", false, true},
+		{"replay", module + "/snapshot", false, true},
+		{"replay/recovery", module + "/snapshot", false, false},
+		{"replay/recovery/sub", module + "/snapshot", false, false},
+		{"replay/recovery", module + "/coordinator", false, true},
+		{"replay", module + "/internal/testcorpus", true, false},
+		{"replay", module + "/internal/testcorpus", false, true},
 		{"nowhere", "github.com/x/y", false, true},
 	}
 	for _, c := range cases {

@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"runtime/metrics"
 )
 
-// gcPause turns Go's collector off for a restore and puts it back (Options.PauseGCWhileRestoring).
+// gcPause turns Go's collector off for a restore and puts it back (Options.PauseGC).
 //
 // Decoding a snapshot allocates almost only what the state keeps, so collections during it
 // free nothing; and the first collection after it has a whole state to mark, which a tail

@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"context"
@@ -7,148 +7,107 @@ import (
 	"math"
 	"time"
 
+	"github.com/coordlog/coordlog/replay"
+
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
-// Snapshots and restart.
-//
-// A snapshot of an engine (TakeSnapshot) is a snapshot.Store file whose meta carries the
-// partition, the next offset, the Kafka version and record layout of the rules, the payload
-// kind SnapshotKind and display counters, and whose payload is imagePayload: the engine's
-// Stats and its state as a groupstate image (recover_image.go), written straight from the
-// state's maps and read straight back into them, part by part on every core. Snapshots of
-// the previous payload kind ("replay/v1": the state's canonical Dump, its bulk in positional
-// tables, recover_codec.go) still load.
-//
-// Invariants:
-//   - Restoring a snapshot taken at offset k and replaying the log from k gives exactly the
-//     state, next offset and counters of a full replay (tests: every cut point of generated
-//     logs, the found corpus, the Kafka 4.4 recordings). The one exception: a snapshot taken
-//     inside a batch (Run with an until inside it) counts that batch once on each side.
-//   - A snapshot is used only under the rules it was built with (same Kafka version and
-//     record layout), never ahead of the log, and in strict mode never after violations.
-//   - Older payload kinds and layouts keep loading: every one has a committed snapshot in
-//     testdata/ and TestSnapshotFormatCompatibility restores each against a full replay.
-//     A field added to groupstate's internal structs fails TestImageCoversEveryField (in
-//     groupstate) until the image learns it; v1 snapshots decode such a field as zero.
-
-// SnapshotKind is the payload kind of the snapshots this package writes. Bump it (and keep
-// reading the old one) when the payload changes meaning.
+// SnapshotKind is the payload kind of the snapshots this package writes and reads. Bump it
+// when the payload changes meaning; a snapshot of another kind is refused (left in place and
+// reported) and recovery falls back to an older snapshot or to a full replay. A snapshot is a
+// cache of the log, so no older kind is kept readable. History: "replay/v1" (the state's
+// canonical Dump with its bulk in positional tables, never released) was replaced by
+// "replay/v2", the groupstate image.
 const SnapshotKind = "replay/v2"
 
-// snapshotKindV1 is the previous payload kind (snapshotPayload), read but no longer written.
-const snapshotKindV1 = "replay/v1"
+// Options are the engine's options plus how a restore runs.
+type Options struct {
+	// Options are the rules and mode of the recovered engine. A snapshot is used only when it
+	// was built with the same Kafka version and record layout.
+	replay.Options
+	// PauseGC turns Go's garbage collector off (for the whole process) while a snapshot is
+	// decoded and its tail replayed, and back to its settings after (gcpause.go): decoding
+	// allocates almost only what the state keeps, so collections during a restore cost CPU and
+	// free little. The tail's garbage is bounded by a memory limit (twice the decoded heap, or
+	// a lower GOMEMLIMIT), past which the runtime collects as usual. Meant for processes that
+	// do nothing else meanwhile, such as the replay CLI, which sets it.
+	PauseGC bool
+}
 
 // newSnapshotPayload is the payload of a snapshot of e. It reads e's state while the
 // snapshot is written: e must not run meanwhile.
-func newSnapshotPayload(e *Engine) *imagePayload {
+func newSnapshotPayload(e *replay.Engine) *imagePayload {
 	return &imagePayload{Stats: e.Stats(), State: stateImage{view: e.State()}}
 }
 
-// snapshotPayload is the payload of kind "replay/v1": the canonical state and the engine's
-// counters. Together with the meta's next offset, that is everything an Engine needs to
-// continue exactly where it stopped (the forensic-mode violation list is not kept; its count
-// is).
-type snapshotPayload struct {
-	Stats Stats
-	// State is the dump without its bulk, which the tables below carry in a compact
-	// positional encoding (recover_codec.go): the committed offsets, the members and target
-	// assignments of consumer groups, and the pending transactional offsets.
-	State     groupstate.Dump
-	Offsets   offsetTable
-	Consumers consumerTable
-	Pending   pendingTable
-}
-
-// dump reassembles the dump (taking over the payload's slices).
-func (p *snapshotPayload) dump() (groupstate.Dump, error) {
-	d := p.State
-	if len(p.Offsets) > 0 {
-		d.Offsets = p.Offsets
+// decodeState decodes a snapshot payload of the given kind (decode is Snapshot.Decode) into
+// a state and counters. decodeDur is the payload decode, which decodes parts on every core
+// while it reads them; restoreDur is adding the decoded parts to the state.
+//
+// The state's committed-offset blocks are checked after the decode (groupstate.OffsetCheck):
+// with deferCheck the check is returned for the caller to run (RecoverTo runs it beside the
+// tail), else it runs here, on every core, as part of the restore time.
+func decodeState(kind string, decode func(any) error, deferCheck bool) (*decodedState, error) {
+	if kind != SnapshotKind {
+		return nil, fmt.Errorf("%w: payload kind %q, this build reads %q only", errUnsupported, kind, SnapshotKind)
 	}
-	if len(p.Pending) > 0 {
-		d.PendingTransactions = p.Pending
+	start := time.Now()
+	var pl imagePayload
+	if err := decode(&pl); err != nil {
+		return &decodedState{decode: time.Since(start)}, err
 	}
-	if len(p.Consumers) > 0 {
-		if err := joinConsumers(&d, p.Consumers); err != nil {
-			return d, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-		}
+	if pl.State.st == nil {
+		return &decodedState{decode: time.Since(start)}, fmt.Errorf("%w: payload without a state", snapshot.ErrCorrupt)
+	}
+	d := &decodedState{st: pl.State.st, stats: pl.Stats, decode: time.Since(start) - pl.State.merge, restore: pl.State.merge}
+	d.check = pl.State.st.OffsetCheck()
+	if !deferCheck {
+		err := checkOffsets(d.check, workers())
+		d.check, d.restore = nil, time.Since(start)-d.decode
+		return d, err
 	}
 	return d, nil
 }
 
-// decodeState decodes a snapshot payload of the given kind (decode is Snapshot.Decode) into
-// a state and counters. decodeDur is the payload decode; restoreDur rebuilding the state
-// from it. A v2 payload decodes its parts on every core while it reads them; its restore
-// time is adding the decoded parts to the state.
-//
-// A v2 state's committed-offset blocks are checked after the decode (groupstate.OffsetCheck):
-// with deferCheck the check is returned for the caller to run (RecoverTo runs it beside the
-// tail), else it runs here, on every core, as part of the restore time.
-func decodeState(kind string, decode func(any) error, deferCheck bool) (st *groupstate.State, stats Stats, decodeDur, restoreDur time.Duration, check *groupstate.OffsetCheck, err error) {
-	start := time.Now()
-	switch kind {
-	case SnapshotKind:
-		var pl imagePayload
-		if err := decode(&pl); err != nil {
-			return nil, stats, time.Since(start), 0, nil, err
-		}
-		if pl.State.st == nil {
-			return nil, stats, time.Since(start), 0, nil, fmt.Errorf("%w: payload without a state", snapshot.ErrCorrupt)
-		}
-		decodeDur = time.Since(start) - pl.State.merge
-		check = pl.State.st.OffsetCheck()
-		if !deferCheck {
-			err := checkOffsets(check, workers())
-			return pl.State.st, pl.Stats, decodeDur, time.Since(start) - decodeDur, nil, err
-		}
-		return pl.State.st, pl.Stats, decodeDur, pl.State.merge, check, nil
-	case snapshotKindV1:
-		var pl snapshotPayload
-		if err := decode(&pl); err != nil {
-			return nil, stats, time.Since(start), 0, nil, err
-		}
-		decoded := time.Now()
-		d, err := pl.dump()
-		if err == nil {
-			st, err = groupstate.Restore(d)
-			if err != nil {
-				err = fmt.Errorf("restore state: %w", err)
-			}
-		}
-		return st, pl.Stats, decoded.Sub(start), time.Since(decoded), nil, err
-	default:
-		return nil, stats, 0, 0, nil, fmt.Errorf("payload kind %q, this build reads %q and %q", kind, SnapshotKind, snapshotKindV1)
-	}
+// decodedState is a decoded snapshot payload and how long decoding it took.
+type decodedState struct {
+	st    *groupstate.State
+	stats replay.Stats
+	// check is the offset check left to the caller (deferCheck), nil when it ran.
+	check           *groupstate.OffsetCheck
+	decode, restore time.Duration
 }
 
-// effectiveVersion is the Kafka version an engine built with opts applies.
-func (o Options) effectiveVersion() groupstate.KafkaVersion {
-	if o.Version.Valid() {
-		return o.Version
-	}
-	return groupstate.DefaultKafkaVersion
-}
+// errUnsupported marks a snapshot this build does not read: refused, not corrupt.
+var errUnsupported = errors.New("unsupported snapshot")
 
 // layoutName is the record-layout override as a snapshot records it ("" = the version's own).
-func (o Options) layoutName() string {
+func layoutName(o replay.Options) string {
 	if o.Layout == nil {
 		return ""
 	}
 	return o.Layout.String()
 }
 
+// effectiveVersion is the Kafka version an engine built with o applies.
+func effectiveVersion(o replay.Options) groupstate.KafkaVersion {
+	if o.Version.Valid() {
+		return o.Version
+	}
+	return groupstate.DefaultKafkaVersion
+}
+
 // SnapshotMeta returns the meta a snapshot of e carries. createdAtUnixMilli is the caller's
 // clock (0 = not recorded, which keeps snapshots of equal states byte-identical).
-func SnapshotMeta(e *Engine, createdAtUnixMilli int64) snapshot.Meta {
+func SnapshotMeta(e *replay.Engine, createdAtUnixMilli int64) snapshot.Meta {
 	st := e.Stats()
 	return snapshot.Meta{
 		Partition:          e.Partition(),
 		NextOffset:         e.NextOffset(),
 		KafkaVersion:       e.State().Version().String(),
-		RecordLayout:       e.Options().layoutName(),
+		RecordLayout:       layoutName(e.Options()),
 		PayloadKind:        SnapshotKind,
 		CreatedAtUnixMilli: createdAtUnixMilli,
 		Counters: []snapshot.Counter{
@@ -165,13 +124,13 @@ func SnapshotMeta(e *Engine, createdAtUnixMilli int64) snapshot.Meta {
 // TakeSnapshot writes the engine's current state to store (on demand). The engine must not
 // run until it returns: the state is encoded straight from its maps, on every core, with no
 // copy in between.
-func TakeSnapshot(store *snapshot.Store, e *Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
+func TakeSnapshot(store *snapshot.Store, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
 	return store.Write(SnapshotMeta(e, createdAtUnixMilli), newSnapshotPayload(e))
 }
 
 // Recovery reports what Recover restored and how long each phase took.
 type Recovery struct {
-	Engine *Engine
+	Engine *replay.Engine
 	// Snapshot is the snapshot the state was restored from; nil means a full replay.
 	Snapshot *snapshot.Info
 	// SnapshotOffset is the snapshot's next offset (where the tail replay started); 0 after a
@@ -215,7 +174,7 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 // taken after until are not usable and are skipped (and reported), and the tail replay stops
 // at until.
 func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
-	gc := pauseGC(opts.PauseGCWhileRestoring)
+	gc := pauseGC(opts.PauseGC)
 	defer gc.resume()
 	rec, check, err := restoreNewest(src, store, p, opts, until, true)
 	if err != nil {
@@ -284,7 +243,7 @@ func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Stor
 // before until (or returns a fresh engine when none is usable) and replays nothing, so that
 // the caller can replay the tail its own way (RunWithSnapshots).
 func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
-	gc := pauseGC(opts.PauseGCWhileRestoring)
+	gc := pauseGC(opts.PauseGC)
 	defer gc.resume()
 	rec, _, err := restoreNewest(src, store, p, opts, until, false)
 	return rec, err
@@ -302,20 +261,22 @@ func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 	}
 	if store != nil {
 		start := time.Now()
-		var used *Engine
+		var used *replay.Engine
 		rec.Loaded, err = store.Load(p, func(sn *snapshot.Snapshot) error {
 			rec.Verify = time.Since(start)
 			if sn.NextOffset > until {
 				start = time.Now()
 				return fmt.Errorf("taken at offset %d, after the requested offset %d", sn.NextOffset, until-1)
 			}
-			e, dec, res, c, err := restoreSnapshot(sn, p, opts, logNext, deferCheck)
-			rec.Decode, rec.Restore = dec, res
+			e, d, err := restoreSnapshot(sn, p, opts, logNext, deferCheck)
+			if d != nil {
+				rec.Decode, rec.Restore = d.decode, d.restore
+			}
 			if err != nil {
 				start = time.Now() // the next candidate's verify time
 				return err
 			}
-			used, check = e, c
+			used, check = e, d.check
 			return nil
 		})
 		switch {
@@ -328,51 +289,52 @@ func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 		}
 	}
 	if rec.Engine == nil {
-		rec.Engine = New(p, opts)
+		rec.Engine = replay.New(p, opts.Options)
 	}
 	return rec, check, nil
 }
 
-// restoreSnapshot checks that sn was built by opts' rules and turns it into an engine.
-func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64, deferCheck bool) (*Engine, time.Duration, time.Duration, *groupstate.OffsetCheck, error) {
+// restoreSnapshot checks that sn was built by opts' rules and turns it into an engine. The
+// decoded state (nil when the decode did not start) says how long the decode took.
+func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64, deferCheck bool) (*replay.Engine, *decodedState, error) {
 	m := sn.Meta()
-	switch want := opts.effectiveVersion().String(); {
+	switch want := effectiveVersion(opts.Options).String(); {
 	case m.KafkaVersion != want:
-		return nil, 0, 0, nil, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
-	case m.RecordLayout != opts.layoutName():
-		return nil, 0, 0, nil, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, opts.layoutName())
+		return nil, nil, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
+	case m.RecordLayout != layoutName(opts.Options):
+		return nil, nil, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, layoutName(opts.Options))
 	case m.NextOffset > logNext:
-		return nil, 0, 0, nil, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
+		return nil, nil, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
 	}
 	if v, _ := m.Counter("violations"); v > 0 && opts.Mode == eventlog.Strict {
-		return nil, 0, 0, nil, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
+		return nil, nil, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
 	}
-	st, stats, dec, res, check, err := decodeState(m.PayloadKind, sn.Decode, deferCheck)
+	d, err := decodeState(m.PayloadKind, sn.Decode, deferCheck)
 	if err != nil {
-		return nil, dec, res, nil, err
+		return nil, d, err
 	}
-	if st.Version().String() != m.KafkaVersion {
-		return nil, dec, res, nil, fmt.Errorf("state says Kafka %s, meta says %s", st.Version(), m.KafkaVersion)
+	if d.st.View().Version().String() != m.KafkaVersion {
+		return nil, d, fmt.Errorf("state says Kafka %s, meta says %s", d.st.View().Version(), m.KafkaVersion)
 	}
-	return Restore(p, st, m.NextOffset, stats, opts), dec, res, check, nil
+	return replay.Restore(p, d.st, m.NextOffset, d.stats, opts.Options), d, nil
 }
 
 // LoadSnapshot verifies the snapshot file name in store and restores an engine from it,
 // without replaying anything and without moving anything aside (for inspection: verify,
 // describe of a snapshot). It checks the payload kind, not the rules: opts.Version and
 // opts.Layout are taken from the snapshot.
-func LoadSnapshot(store *snapshot.Store, name string, opts Options) (*Engine, snapshot.Info, error) {
+func LoadSnapshot(store *snapshot.Store, name string, opts replay.Options) (*replay.Engine, snapshot.Info, error) {
 	sn, err := store.Open(name)
 	if err != nil {
 		return nil, snapshot.Info{Name: name}, err
 	}
 	defer sn.Close()
 	m := sn.Meta()
-	st, stats, _, _, _, err := decodeState(m.PayloadKind, sn.Decode, false)
+	d, err := decodeState(m.PayloadKind, sn.Decode, false)
 	if err != nil {
 		return nil, sn.Info, fmt.Errorf("snapshot %s: %w", name, err)
 	}
-	return Restore(m.Partition, st, m.NextOffset, stats, opts), sn.Info, nil
+	return replay.Restore(m.Partition, d.st, m.NextOffset, d.stats, opts), sn.Info, nil
 }
 
 // SnapshotPolicy says when RunWithSnapshots takes snapshots.
@@ -394,7 +356,7 @@ type SnapshotPolicy struct {
 // RunWithSnapshots is Engine.Run that takes a snapshot (at a batch boundary) whenever the
 // policy's record or byte threshold is crossed. It returns the snapshots written. Retention
 // is the store's (snapshot.Options.Retain).
-func RunWithSnapshots(ctx context.Context, e *Engine, src eventlog.Source, until int64, pol SnapshotPolicy) ([]snapshot.Info, error) {
+func RunWithSnapshots(ctx context.Context, e *replay.Engine, src eventlog.Source, until int64, pol SnapshotPolicy) ([]snapshot.Info, error) {
 	if pol.Store == nil || (pol.EveryRecords <= 0 && pol.EveryBytes <= 0) {
 		return nil, e.Run(ctx, src, until)
 	}

@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"fmt"
@@ -8,12 +8,13 @@ import (
 	"unsafe"
 
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
-// The v2 snapshot payload: the engine's counters and the state as a groupstate image (head
-// and parts, see groupstate/image.go), each part a msgpack byte string. Parts are encoded
-// and decoded on every core, and neither direction goes through the Dump.
+// The payload of kind SnapshotKind: the engine's counters and the state as a groupstate image
+// (head and parts, see groupstate/image.go), each part a msgpack byte string. Parts are
+// encoded and decoded on every core, and neither direction goes through the Dump.
 
 // imageLayout is the version of stateImage's msgpack framing.
 const imageLayout = 1
@@ -23,9 +24,9 @@ const imageLayout = 1
 // memory of parts in flight.
 var imagePartBytes = 1 << 20
 
-// imagePayload is the payload of kind SnapshotKind ("replay/v2").
+// imagePayload is the payload of kind SnapshotKind.
 type imagePayload struct {
-	Stats Stats
+	Stats replay.Stats
 	State stateImage
 }
 
@@ -220,6 +221,16 @@ func checkOffsets(c *groupstate.OffsetCheck, n int) error {
 	wg.Wait()
 	if err := c.Err(); err != nil {
 		return fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+	}
+	return nil
+}
+
+// first returns the first non-nil error.
+func first(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
@@ -124,7 +125,7 @@ func openBenchLog(b *testing.B) *benchLog {
 			}
 		}
 		bl := &benchLog{dir: dir, log: l, logSize: dirSize(filepath.Join(dir, "db")), spec: spec}
-		e := New(0, Options{})
+		e := replay.New(0, replay.Options{})
 		if benchErr = e.Run(context.Background(), l, math.MaxInt64); benchErr != nil {
 			return
 		}
@@ -152,7 +153,7 @@ func BenchmarkRestartFullReplay(b *testing.B) {
 	bl := openBenchLog(b)
 	for i := 0; i < b.N; i++ {
 		freshHeap(b)
-		e := New(0, Options{})
+		e := replay.New(0, replay.Options{})
 		if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 			b.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func BenchmarkRestartFullReplay(b *testing.B) {
 
 // BenchmarkRestartFromSnapshot is Recover from a snapshot taken 1% of the records before the
 // end of the log, so the restart restores the snapshot and replays a 1% tail: with the
-// default options (gc=on) and with Options.PauseGCWhileRestoring, which the CLI sets.
+// default options (gc=on) and with Options.PauseGC, which the CLI sets.
 func BenchmarkRestartFromSnapshot(b *testing.B) {
 	bl := openBenchLog(b)
 	ctx := context.Background()
@@ -176,7 +177,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 	}
 	cut := end - end/100
 	if infos, _ := store.List(0); len(infos) == 0 || infos[0].NextOffset != cut {
-		e := New(0, Options{})
+		e := replay.New(0, replay.Options{})
 		if err := e.Run(ctx, bl.log, cut); err != nil {
 			b.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		opts Options
-	}{{"gc=on", Options{}}, {"gc=paused", Options{PauseGCWhileRestoring: true}}} {
+	}{{"gc=on", Options{}}, {"gc=paused", Options{PauseGC: true}}} {
 		b.Run(c.name, func(b *testing.B) { benchRecover(b, bl, store, c.opts) })
 	}
 }
@@ -227,7 +228,7 @@ func benchRecover(b *testing.B, bl *benchLog, store *snapshot.Store, opts Option
 // write, fsync, rename. MB/s is of the snapshot file.
 func BenchmarkSnapshotCreate(b *testing.B) {
 	bl := openBenchLog(b)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 		b.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func BenchmarkSnapshotCreate(b *testing.B) {
 // BenchmarkSnapshotEncode isolates the encoder: the dump is taken once, encoded to io.Discard.
 func BenchmarkSnapshotEncode(b *testing.B) {
 	bl := openBenchLog(b)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 		b.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func BenchmarkSnapshotEncode(b *testing.B) {
 // BenchmarkSnapshotDecode isolates the decoder: the encoded snapshot is in memory.
 func BenchmarkSnapshotDecode(b *testing.B) {
 	bl := openBenchLog(b)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 		b.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 // rename, i.e. TakeSnapshot without the state's Dump. MB/s is of the snapshot file.
 func BenchmarkSnapshotWrite(b *testing.B) {
 	bl := openBenchLog(b)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 		b.Fatal(err)
 	}
@@ -319,7 +320,7 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 // BenchmarkStateDump is the state's Dump, the part of TakeSnapshot that groupstate does.
 func BenchmarkStateDump(b *testing.B) {
 	bl := openBenchLog(b)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	if err := e.Run(context.Background(), bl.log, math.MaxInt64); err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"bytes"
@@ -30,15 +30,13 @@ func FuzzSnapshotPayload(f *testing.F) {
 	})
 }
 
-// decodeEveryKind decodes payload bytes as every payload kind this build reads; what decodes
+// decodeEveryKind decodes payload bytes as the payload kind this build reads; what decodes
 // must be a usable state.
 func decodeEveryKind(b []byte) {
 	h := snapshot.Header{PayloadLen: int64(len(b)), Size: int64(len(b))}
-	for _, kind := range []string{SnapshotKind, snapshotKindV1} {
-		st, _, _, _, _, err := decodeState(kind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) }, false)
-		if err == nil {
-			_ = st.View().Dump()
-		}
+	d, err := decodeState(SnapshotKind, func(into any) error { return snapshot.DecodePayload(bytes.NewReader(b), h, into) }, false)
+	if err == nil {
+		_ = d.st.View().Dump()
 	}
 }
 

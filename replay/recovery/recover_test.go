@@ -1,4 +1,4 @@
-package replay
+package recovery
 
 import (
 	"bytes"
@@ -9,26 +9,28 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/testcorpus"
+	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/snapshot"
-	"github.com/stretchr/testify/require"
 )
 
-var updateSnapshots = flag.Bool("update-snapshots", false, "write testdata/replay-v2.snap (only when adding a new payload kind; keep the old files)")
+var updateSnapshots = flag.Bool("update-snapshots", false, "write testdata/replay-v2.snap (only when the payload kind changes)")
 
-func fullReplay(t testing.TB, src eventlog.Source, p int32, opts Options) *Engine {
+func fullReplay(t testing.TB, src eventlog.Source, p int32, opts Options) *replay.Engine {
 	t.Helper()
-	e := New(p, opts)
+	e := replay.New(p, opts.Options)
 	require.NoError(t, e.Run(context.Background(), src, math.MaxInt64))
 	return e
 }
@@ -44,7 +46,7 @@ func dumpJSON(t testing.TB, st groupstate.View) []byte {
 // (a full replay): deep equality of the state, byte equality of its JSON, same next offset
 // and counters. A batch cut in two is counted once on each side of the cut, so batch
 // counters are compared only for cuts at batch boundaries.
-func requireSameEngine(t testing.TB, want, got *Engine, midBatch bool, what string) {
+func requireSameEngine(t testing.TB, want, got *replay.Engine, midBatch bool, what string) {
 	t.Helper()
 	if !groupstate.Equal(want.State(), got.State()) {
 		t.Fatalf("%s: state differs from full replay:\n%s", what, strings.Join(groupstate.Diff(want.State(), got.State(), 20), "\n"))
@@ -116,7 +118,7 @@ func checkCuts(t *testing.T, src eventlog.Source, p int32, opts Options, cuts []
 	want := fullReplay(t, src, p, opts)
 	store, err := snapshot.OpenStore(filepath.Join(t.TempDir(), "snapshots"), snapshot.Options{Retain: 1})
 	require.NoError(t, err)
-	e := New(p, opts)
+	e := replay.New(p, opts.Options)
 	cutBatch := false // the incremental engine has split a batch: its batch counters count it twice
 	for _, k := range cuts {
 		require.NoError(t, e.Run(ctx, src, k))
@@ -145,7 +147,7 @@ func TestRecoverEquivalenceGenerated(t *testing.T) {
 		src := genMem(spec)
 		cuts, mid := cutPoints(spans(t, src, spec.Partition), 60)
 		t.Logf("seed %d: %d batches, %d cut points", spec.Seed, len(src.batches), len(cuts))
-		checkCuts(t, src, spec.Partition, Options{Mode: eventlog.Strict}, cuts, mid, "seed "+itoa(int64(spec.Seed)))
+		checkCuts(t, src, spec.Partition, Options{Options: replay.Options{Mode: eventlog.Strict}}, cuts, mid, "seed "+itoa(int64(spec.Seed)))
 	}
 }
 
@@ -155,12 +157,13 @@ func TestRecoverEquivalenceKafkaVersions(t *testing.T) {
 	src := genMem(genSpec{Seed: 4, Groups: 10, Members: 2, Offsets: 10, Churn: 300})
 	for _, v := range []groupstate.KafkaVersion{groupstate.Kafka41, groupstate.Kafka42, groupstate.Kafka43, groupstate.Kafka44} {
 		cuts, mid := cutPoints(spans(t, src, 0), 15)
-		checkCuts(t, src, 0, Options{Version: v, Mode: eventlog.Forensic}, cuts, mid, "kafka "+v.String())
+		checkCuts(t, src, 0, Options{Options: replay.Options{Version: v, Mode: eventlog.Forensic}}, cuts, mid, "kafka "+v.String())
 	}
 }
 
 func TestRecoverEquivalenceFoundCorpus(t *testing.T) {
-	dirs := partitionDirs(t, foundCorpus)
+	found := testcorpus.Found(t)
+	dirs := testcorpus.PartitionDirs(t, found)
 	checked := 0
 	for _, dir := range dirs {
 		src, err := segment.Open(dir, segment.Options{Mode: eventlog.Strict})
@@ -171,15 +174,15 @@ func TestRecoverEquivalenceFoundCorpus(t *testing.T) {
 			// The tail replays read the segment files themselves, from each cut: the reader
 			// must resolve half-swapped segments the same from any offset as from 0.
 			cuts, mid := cutPoints(spans(t, src, p), 12)
-			checkCuts(t, src, p, Options{Mode: eventlog.Strict}, cuts, mid, dir)
+			checkCuts(t, src, p, Options{Options: replay.Options{Mode: eventlog.Strict}}, cuts, mid, dir)
 			checked++
 		}
 	}
-	t.Logf("%d partitions of %s", checked, foundCorpus)
+	t.Logf("%d partitions of %s", checked, found)
 }
 
 func TestRecoverEquivalenceRecordings(t *testing.T) {
-	dirs := partitionDirs(t, "../fixtures/real")
+	dirs := testcorpus.PartitionDirs(t, testcorpus.Recordings())
 	for _, dir := range dirs {
 		src, err := segment.Open(dir, segment.Options{Mode: eventlog.Strict})
 		require.NoError(t, err)
@@ -189,7 +192,7 @@ func TestRecoverEquivalenceRecordings(t *testing.T) {
 			mem := materialize(t, src, p)
 			sp := spans(t, mem, p)
 			cuts, mid := cutPoints(sp, len(sp)) // every batch of these small recordings
-			checkCuts(t, mem, p, Options{Mode: eventlog.Strict, Version: groupstate.Kafka44}, cuts, mid, dir)
+			checkCuts(t, mem, p, Options{Options: replay.Options{Mode: eventlog.Strict, Version: groupstate.Kafka44}}, cuts, mid, dir)
 			t.Logf("%s p%d: %d cut points", dir, p, len(cuts))
 		}
 	}
@@ -223,7 +226,7 @@ func TestRecoverFromPebbleLog(t *testing.T) {
 	// Periodic snapshots while replaying half the log, retention 2.
 	_, next, err := l.Offsets(3)
 	require.NoError(t, err)
-	e := New(3, Options{})
+	e := replay.New(3, replay.Options{})
 	var seen []snapshot.Info
 	written, err := RunWithSnapshots(ctx, e, l, next/2, SnapshotPolicy{Store: store, EveryRecords: 500, OnSnapshot: func(in snapshot.Info) { seen = append(seen, in) }})
 	require.NoError(t, err)
@@ -242,7 +245,7 @@ func TestRecoverFromPebbleLog(t *testing.T) {
 	requireSameEngine(t, want, rec.Engine, false, "pebble")
 
 	// Byte trigger.
-	e = New(3, Options{})
+	e = replay.New(3, replay.Options{})
 	written, err = RunWithSnapshots(ctx, e, l, math.MaxInt64, SnapshotPolicy{Store: store, EveryBytes: 64 << 10})
 	require.NoError(t, err)
 	require.NotEmpty(t, written)
@@ -251,7 +254,7 @@ func TestRecoverFromPebbleLog(t *testing.T) {
 
 func TestSnapshotDeterministic(t *testing.T) {
 	spec := genSpec{Seed: 6, Groups: 50, Members: 4, Offsets: 30, Churn: 3000}
-	encode := func(e *Engine) []byte {
+	encode := func(e *replay.Engine) []byte {
 		var buf bytes.Buffer
 		_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
 		require.NoError(t, err)
@@ -283,14 +286,14 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 	require.NoError(t, err)
 	snapAt := func(k int64, opts Options) snapshot.Info {
-		e := New(0, opts)
+		e := replay.New(0, opts.Options)
 		require.NoError(t, e.Run(ctx, src, k))
 		in, err := TakeSnapshot(store, e, 0)
 		require.NoError(t, err)
 		return in
 	}
 	old := snapAt(end/4, Options{})
-	other := snapAt(end/2, Options{Version: groupstate.Kafka43})
+	other := snapAt(end/2, Options{Options: replay.Options{Version: groupstate.Kafka43}})
 	broken := snapAt(3*end/4, Options{})
 	b, err := os.ReadFile(broken.Path)
 	require.NoError(t, err)
@@ -299,7 +302,7 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	// A snapshot ahead of the log (copied from a longer log, say).
 	ahead := snapAt(end, Options{})
 	require.NoError(t, os.Remove(ahead.Path))
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end))
 	m := SnapshotMeta(e, 0)
 	m.NextOffset = end + 100
@@ -319,10 +322,10 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	requireSameEngine(t, want, rec.Engine, true, "fallback")
 
 	// Under 4.3 rules the 4.3 snapshot is the one to use.
-	rec, err = Recover(ctx, src, store, 0, Options{Version: groupstate.Kafka43})
+	rec, err = Recover(ctx, src, store, 0, Options{Options: replay.Options{Version: groupstate.Kafka43}})
 	require.NoError(t, err)
 	require.Equal(t, other.NextOffset, rec.SnapshotOffset)
-	requireSameEngine(t, fullReplay(t, src, 0, Options{Version: groupstate.Kafka43}), rec.Engine, true, "4.3")
+	requireSameEngine(t, fullReplay(t, src, 0, Options{Options: replay.Options{Version: groupstate.Kafka43}}), rec.Engine, true, "4.3")
 
 	// Nothing usable: full replay, with the reasons.
 	require.NoError(t, os.Truncate(old.Path, 100))
@@ -334,14 +337,12 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	requireSameEngine(t, want, rec.Engine, false, "full")
 }
 
-// TestSnapshotFormatCompatibility loads the committed snapshots of every payload layout (a cut
-// of a generated log; replay-v1.snap predates the consumer table, replay-v1.1.snap has it,
-// replay-v1.2.snap has chunked offsets, replay-v1.3.snap a pending-transaction table,
-// replay-v2.snap is the first state image)
-// and checks that restoring each and replaying the tail still equals a full replay: old
-// snapshots keep loading as the payload and groupstate evolve, and a change that would make
-// them restore a different state fails here. -update-snapshots writes the current layout's
-// file only; never rewrite the older ones.
+// TestSnapshotFormatCompatibility restores the committed snapshot of the current payload kind
+// (testdata/replay-v2.snap, a cut of a generated log) and checks that it plus the tail still
+// equals a full replay: a change to the payload or to groupstate that would make it restore a
+// different state fails here (bump SnapshotKind then, and -update-snapshots). The snapshot of
+// a kind no longer read (replay-v1.snap, never released) must be refused with a message, left
+// in place, and the log replayed instead.
 func TestSnapshotFormatCompatibility(t *testing.T) {
 	spec := genSpec{Seed: 9, Groups: 6, Members: 2, Offsets: 6, Churn: 200}
 	src := genMem(spec)
@@ -351,7 +352,7 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 		require.NoError(t, err)
-		e := New(0, Options{})
+		e := replay.New(0, replay.Options{})
 		require.NoError(t, e.Run(context.Background(), src, cut))
 		in, err := TakeSnapshot(store, e, 1_700_000_000_000)
 		require.NoError(t, err)
@@ -359,115 +360,37 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(current, b, 0o644))
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "replay-v*.snap"))
-	require.NoError(t, err)
-	require.Contains(t, files, current)
-	require.Contains(t, files, filepath.Join("testdata", "replay-v1.snap"))
 	want := fullReplay(t, src, 0, Options{})
-	for _, golden := range files {
-		b, err := os.ReadFile(golden)
+	for _, c := range []struct {
+		file   string
+		usable bool
+	}{{current, true}, {filepath.Join("testdata", "replay-v1.snap"), false}} {
+		b, err := os.ReadFile(c.file)
 		require.NoError(t, err)
 		dir := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, snapshot.Name(0, cut)), b, 0o644))
+		name := snapshot.Name(0, cut)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 		store, err := snapshot.OpenStore(dir, snapshot.Options{})
 		require.NoError(t, err)
 		rec, err := Recover(context.Background(), src, store, 0, Options{})
 		require.NoError(t, err)
-		require.NotNil(t, rec.Snapshot, "%s: %v", golden, rec.Messages())
-		require.EqualValues(t, cut, rec.SnapshotOffset)
-		requireSameEngine(t, want, rec.Engine, true, golden)
-	}
-}
-
-// TestConsumerTableFields pins the fields consumerTable encodes by position (see
-// TestOffsetTableFields).
-func TestConsumerTableFields(t *testing.T) {
-	names := func(v any) []string {
-		var out []string
-		rt := reflect.TypeOf(v)
-		for i := 0; i < rt.NumField(); i++ {
-			out = append(out, rt.Field(i).Name)
-		}
-		return out
-	}
-	const teach = "teach consumerTable (recover_codec.go) the new field"
-	require.Equal(t, []string{"MemberID", "MemberEpoch", "PreviousMemberEpoch", "State", "StateName", "InstanceID", "RackID", "RebalanceTimeoutMs",
-		"ClientID", "ClientHost", "SubscribedTopicNames", "SubscribedTopicRegex", "ServerAssignor", "ClassicMemberMetadata", "AssignedPartitions",
-		"PartitionsPendingRevocation"}, names(groupstate.ConsumerMember{}), teach)
-	require.Equal(t, []string{"MemberID", "Partitions"}, names(groupstate.MemberTargetAssignment{}), teach)
-	require.Equal(t, []string{"TopicID", "Partitions", "AssignmentEpochs"}, names(groupstate.TopicPartitionsWithEpochs{}), teach)
-	require.Equal(t, []string{"TopicID", "Partitions"}, names(groupstate.TopicPartitions{}), teach)
-}
-
-// TestOffsetTableFields pins the fields offsetTable encodes by position: a field added to
-// OffsetAndMetadata or CommittedOffset must be added to recover_codec.go (with a new layout
-// number and a decoder for the old one), or snapshots would drop it.
-func TestOffsetTableFields(t *testing.T) {
-	names := func(v any) []string {
-		var out []string
-		rt := reflect.TypeOf(v)
-		for i := 0; i < rt.NumField(); i++ {
-			out = append(out, rt.Field(i).Name)
-		}
-		return out
-	}
-	require.Equal(t, []string{"CommittedOffset", "LeaderEpoch", "Metadata", "CommitTimestamp", "ExpireTimestamp", "TopicID", "RecordOffset"},
-		names(groupstate.OffsetAndMetadata{}), "teach offsetTable (recover_codec.go) the new field")
-	require.Equal(t, []string{"GroupID", "Topic", "Partition", "OffsetAndMetadata"}, names(groupstate.CommittedOffset{}))
-}
-
-// layout1Table writes the offsets in layout 1, which older snapshots hold.
-type layout1Table offsetTable
-
-func (t layout1Table) MarshalSnapshot(e *snapshot.Encoder) error { return offsetTable(t).encodeRows(e) }
-func (t *layout1Table) UnmarshalSnapshot(d *snapshot.Decoder) error {
-	return (*offsetTable)(t).UnmarshalSnapshot(d)
-}
-
-func TestOffsetTableRoundTrip(t *testing.T) {
-	type wrap struct{ T offsetTable }
-	type wrap1 struct{ T layout1Table }
-	for _, tab := range []offsetTable{nil, {
-		{GroupID: "a", Topic: "t", Partition: 0, OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: 1 << 50, LeaderEpoch: -1, Metadata: "m", CommitTimestamp: -5, ExpireTimestamp: -1, TopicID: groupstate.Uuid{1, 2, 3}, RecordOffset: 9}},
-		{GroupID: "a", Topic: "t", Partition: 7},
-		{GroupID: "a", Topic: "u", Partition: 1},
-		{GroupID: "b", Topic: "t", Partition: math.MaxInt32, OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: math.MinInt64}},
-	}} {
-		var buf bytes.Buffer
-		_, err := snapshot.Encode(&buf, snapshot.Meta{}, wrap{tab})
-		require.NoError(t, err)
-		var got wrap
-		_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got)
-		require.NoError(t, err)
-		if len(tab) == 0 {
-			require.Empty(t, got.T)
+		if c.usable {
+			require.NotNil(t, rec.Snapshot, "%s: %v", c.file, rec.Messages())
+			require.EqualValues(t, cut, rec.SnapshotOffset)
+			requireSameEngine(t, want, rec.Engine, true, c.file)
 			continue
 		}
-		require.Equal(t, tab, got.T)
-
-		buf.Reset()
-		_, err = snapshot.Encode(&buf, snapshot.Meta{}, wrap1{layout1Table(tab)})
-		require.NoError(t, err)
-		var got1 wrap1
-		_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got1)
-		require.NoError(t, err)
-		require.Equal(t, tab, offsetTable(got1.T))
+		// An unsupported kind is refused with a message, left where it is, and the log is
+		// replayed instead.
+		require.Nil(t, rec.Snapshot, c.file)
+		require.Len(t, rec.Loaded.Skipped, 1)
+		require.ErrorIs(t, rec.Loaded.Skipped[0].Err, errUnsupported)
+		require.Empty(t, rec.Loaded.Skipped[0].MovedTo)
+		require.Contains(t, strings.Join(rec.Messages(), "\n"), `payload kind "replay/v1", this build reads "replay/v2" only`)
+		_, err = os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err, "a refused snapshot stays in place")
+		requireSameEngine(t, want, rec.Engine, false, c.file)
 	}
-	// Many groups: several chunks.
-	var big offsetTable
-	for g := 0; g < 3000; g++ {
-		for p := int32(0); p < 10; p++ {
-			big = append(big, groupstate.CommittedOffset{GroupID: "g" + itoa(int64(g)), Topic: "t", Partition: p,
-				OffsetAndMetadata: groupstate.OffsetAndMetadata{CommittedOffset: int64(g), Metadata: itoa(int64(p))}})
-		}
-	}
-	var buf bytes.Buffer
-	_, err := snapshot.Encode(&buf, snapshot.Meta{}, wrap{big})
-	require.NoError(t, err)
-	var got wrap
-	_, err = snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), &got)
-	require.NoError(t, err)
-	require.Equal(t, big, got.T)
 }
 
 // TestSnapshotManySmallParts encodes and decodes states split into thousands of parts of
@@ -485,12 +408,12 @@ func TestSnapshotManySmallParts(t *testing.T) {
 			var buf bytes.Buffer
 			_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
 			require.NoError(t, err)
-			st, _, _, _, _, err := decodeState(SnapshotKind, func(into any) error {
+			d, err := decodeState(SnapshotKind, func(into any) error {
 				_, err := snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), into)
 				return err
 			}, false)
 			require.NoError(t, err)
-			require.True(t, groupstate.Equal(e.State(), st.View()), "part size %d", size)
+			require.True(t, groupstate.Equal(e.State(), d.st.View()), "part size %d", size)
 			if size == 1<<20 {
 				if want == nil {
 					want = buf.Bytes()
@@ -535,14 +458,14 @@ func TestRecoverSetsAsideDamagedOffsets(t *testing.T) {
 	want := fullReplay(t, src, 0, Options{})
 	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 	require.NoError(t, err)
-	older := New(0, Options{})
+	older := replay.New(0, replay.Options{})
 	require.NoError(t, older.Run(ctx, src, end/3))
 	good, err := TakeSnapshot(store, older, 0)
 	require.NoError(t, err)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, 2*end/3))
 	bad, err := store.Write(SnapshotMeta(e, 0), &struct {
-		Stats Stats
+		Stats replay.Stats
 		State damagedImage
 	}{e.Stats(), damagedImage{e.State()}})
 	require.NoError(t, err)
@@ -559,26 +482,26 @@ func TestRecoverSetsAsideDamagedOffsets(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// TestPauseGCWhileRestoring: the option gives the same state and leaves the collector as it
+// TestPauseGC: the option gives the same state and leaves the collector as it
 // found it.
-func TestPauseGCWhileRestoring(t *testing.T) {
+func TestPauseGC(t *testing.T) {
 	ctx := context.Background()
 	src := genMem(genSpec{Seed: 4, Groups: 30, Members: 3, Offsets: 10, Churn: 800})
 	_, end, _ := src.Offsets(0)
 	want := fullReplay(t, src, 0, Options{})
 	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 	require.NoError(t, err)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end/2))
 	_, err = TakeSnapshot(store, e, 0)
 	require.NoError(t, err)
 	defer debug.SetGCPercent(debug.SetGCPercent(137))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
-	rec, err := Recover(ctx, src, store, 0, Options{PauseGCWhileRestoring: true})
+	rec, err := Recover(ctx, src, store, 0, Options{PauseGC: true})
 	require.NoError(t, err)
 	require.NotNil(t, rec.Snapshot)
 	requireSameEngine(t, want, rec.Engine, true, "paused GC")
-	_, err = RestoreNewest(src, store, 0, Options{PauseGCWhileRestoring: true}, math.MaxInt64)
+	_, err = RestoreNewest(src, store, 0, Options{PauseGC: true}, math.MaxInt64)
 	require.NoError(t, err)
 	require.Equal(t, 137, debug.SetGCPercent(137), "the collector's setting is restored")
 	require.EqualValues(t, 5<<30, debug.SetMemoryLimit(-1), "the memory limit is restored")
@@ -593,10 +516,10 @@ func TestPauseGCOnlyForShortTails(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	percentDuringTail := func(store *snapshot.Store) int {
 		seen := 0
-		opts := Options{PauseGCWhileRestoring: true, Observer: ObserverFunc(func(*Event, groupstate.View) {
+		opts := Options{PauseGC: true, Options: replay.Options{Observer: replay.ObserverFunc(func(*replay.Event, groupstate.View) {
 			seen = debug.SetGCPercent(100)
 			debug.SetGCPercent(seen)
-		})}
+		})}}
 		_, err := Recover(ctx, src, store, 0, opts)
 		require.NoError(t, err)
 		return seen
@@ -607,7 +530,7 @@ func TestPauseGCOnlyForShortTails(t *testing.T) {
 
 	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 	require.NoError(t, err)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end-20))
 	_, err = TakeSnapshot(store, e, 0)
 	require.NoError(t, err)
@@ -635,7 +558,7 @@ func TestSnapshotWriteFailureStopsEncoders(t *testing.T) {
 	ctx := context.Background()
 	src := genMem(genSpec{Seed: 13, Groups: 1500, Members: 3, Offsets: 30, Churn: 2000}) // a payload past the encoder's 1 MiB buffer
 	_, end, _ := src.Offsets(0)
-	e := New(0, Options{})
+	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end/2))
 	for _, n := range []int{0, 1000, 20000} {
 		before := runtime.NumGoroutine()
