@@ -55,24 +55,9 @@ func (v *KafkaVersion) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ReplaysRecordType reports whether GroupCoordinatorShard.replay of this version dispatches
-// the record type. Record types it does not replay are either unknown to the version's serde
-// (the loader skips them with a warning: ids 17-23 on 4.0, 9 and 18 on 4.1+, 24+) or, for id
-// 15 on 4.0, known to the serde but missing from the replay switch (Kafka 4.0 throws
-// IllegalStateException; see ReplayShareGroupStatePartitionMetadata).
-func (v KafkaVersion) ReplaysRecordType(id int16) bool {
-	switch {
-	case id >= 0 && id <= 8, id >= 10 && id <= 14, id == 16:
-		return true
-	case id == 9:
-		return v == Kafka40
-	case id == 15:
-		return v >= Kafka41
-	case id == 17 || (id >= 19 && id <= 23):
-		return v >= Kafka41
-	}
-	return false
-}
+// minor is the version's minor number (4.x), the unit of the schema's record table:
+// KnowsRecordType and ReplaysRecordType are generated from it (zz_recordtypes.go).
+func (v KafkaVersion) minor() int { return int(v - Kafka40) }
 
 // Version-dependent rules, named after what they decide.
 

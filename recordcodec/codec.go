@@ -6,53 +6,14 @@ import (
 	"fmt"
 )
 
-//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go
+//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go -groupstate ../groupstate/zz_recordtypes.go
 
 // RecordType is the int16 prefix of a record key: which schema the key and value use. It is
-// not a version.
+// not a version. The ids, their names and key shapes, the layouts that decode them and the
+// Kafka releases that know them are declared once, in internal/gen/schema.txt (`record` lines),
+// and generated into zz_generated.go. Ids 9 and 18 are retired: they decode only under an
+// explicit Layout.
 type RecordType int16
-
-// The record types of __consumer_offsets (Kafka's CoordinatorRecordType). Ids 9 and 18 are
-// retired: they decode only under an explicit Layout.
-const (
-	LegacyOffsetCommit                    RecordType = 0
-	OffsetCommit                          RecordType = 1
-	GroupMetadata                         RecordType = 2
-	ConsumerGroupMetadata                 RecordType = 3
-	ConsumerGroupPartitionMetadata        RecordType = 4
-	ConsumerGroupMemberMetadata           RecordType = 5
-	ConsumerGroupTargetAssignmentMetadata RecordType = 6
-	ConsumerGroupTargetAssignmentMember   RecordType = 7
-	ConsumerGroupCurrentMemberAssignment  RecordType = 8
-	ShareGroupPartitionMetadata           RecordType = 9
-	ShareGroupMemberMetadata              RecordType = 10
-	ShareGroupMetadata                    RecordType = 11
-	ShareGroupTargetAssignmentMetadata    RecordType = 12
-	ShareGroupTargetAssignmentMember      RecordType = 13
-	ShareGroupCurrentMemberAssignment     RecordType = 14
-	ShareGroupStatePartitionMetadata      RecordType = 15
-	ConsumerGroupRegularExpression        RecordType = 16
-	StreamsGroupMetadata                  RecordType = 17
-	StreamsGroupPartitionMetadata         RecordType = 18
-	StreamsGroupMemberMetadata            RecordType = 19
-	StreamsGroupTargetAssignmentMetadata  RecordType = 20
-	StreamsGroupTargetAssignmentMember    RecordType = 21
-	StreamsGroupCurrentMemberAssignment   RecordType = 22
-	StreamsGroupTopology                  RecordType = 23
-)
-
-var typeNames = [...]string{
-	"LegacyOffsetCommit", "OffsetCommit", "GroupMetadata", "ConsumerGroupMetadata",
-	"ConsumerGroupPartitionMetadata", "ConsumerGroupMemberMetadata",
-	"ConsumerGroupTargetAssignmentMetadata", "ConsumerGroupTargetAssignmentMember",
-	"ConsumerGroupCurrentMemberAssignment", "ShareGroupPartitionMetadata",
-	"ShareGroupMemberMetadata", "ShareGroupMetadata", "ShareGroupTargetAssignmentMetadata",
-	"ShareGroupTargetAssignmentMember", "ShareGroupCurrentMemberAssignment",
-	"ShareGroupStatePartitionMetadata", "ConsumerGroupRegularExpression", "StreamsGroupMetadata",
-	"StreamsGroupPartitionMetadata", "StreamsGroupMemberMetadata",
-	"StreamsGroupTargetAssignmentMetadata", "StreamsGroupTargetAssignmentMember",
-	"StreamsGroupCurrentMemberAssignment", "StreamsGroupTopology",
-}
 
 // String returns the schema name without the Key/Value suffix, e.g. "OffsetCommit".
 func (t RecordType) String() string {
@@ -62,10 +23,9 @@ func (t RecordType) String() string {
 	return fmt.Sprintf("Unknown(%d)", int16(t))
 }
 
-// Known reports whether t is a live record type of Kafka 4.1 to 4.4 (ids 0-8, 10-17, 19-23).
-func (t RecordType) Known() bool {
-	return t >= 0 && t <= 23 && t != 9 && t != 18
-}
+// Known reports whether t is a live record type of Kafka 4.1 to 4.4 (ids 0-8, 10-17, 19-23):
+// one the default layout decodes.
+func (t RecordType) Known() bool { return knownIn(t, LayoutCurrent) }
 
 // Layout selects the schema of the ids whose value layout changed incompatibly between
 // releases without a version bump. The zero value is the layout of Kafka 4.1 to 4.4, under

@@ -33,32 +33,8 @@ const (
 	shapeRegex            // GroupId, RegularExpression
 )
 
-func shapeOf(t RecordType) keyShape {
-	switch t {
-	case 0, 1:
-		return shapeOffset
-	case 2:
-		return shapeGroup
-	case 3, 4, 6, 9, 11, 12, 15, 17, 18, 20, 23:
-		return shapeGroupID
-	case 5, 7, 8, 10, 13, 14, 19, 21, 22:
-		return shapeMember
-	case 16:
-		return shapeRegex
-	}
-	return shapeUnknown
-}
-
-// knownIn reports whether type t has a schema in layout l.
-func knownIn(t RecordType, l Layout) bool {
-	switch t {
-	case 9:
-		return l == Layout40 || l == Layout39
-	case 18:
-		return l == LayoutStreamsPreview
-	}
-	return t >= 0 && t <= 23
-}
+// shapeOf (generated from the schema's record table) returns the key shape of type t;
+// knownIn (generated too) reports whether type t has a schema in layout l.
 
 // Key decodes a record key. For a type unknown in the decoder's layout it returns the type and
 // the raw body (Key.Raw) with an *UnknownTypeError.

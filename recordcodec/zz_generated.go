@@ -2,6 +2,91 @@
 
 package recordcodec
 
+// NumRecordTypes is the number of record type ids (0 to NumRecordTypes-1) in the schema.
+const NumRecordTypes = 24
+
+// The record types of __consumer_offsets (Kafka's CoordinatorRecordType).
+const (
+	LegacyOffsetCommit                    RecordType = 0
+	OffsetCommit                          RecordType = 1
+	GroupMetadata                         RecordType = 2
+	ConsumerGroupMetadata                 RecordType = 3
+	ConsumerGroupPartitionMetadata        RecordType = 4
+	ConsumerGroupMemberMetadata           RecordType = 5
+	ConsumerGroupTargetAssignmentMetadata RecordType = 6
+	ConsumerGroupTargetAssignmentMember   RecordType = 7
+	ConsumerGroupCurrentMemberAssignment  RecordType = 8
+	ShareGroupPartitionMetadata           RecordType = 9
+	ShareGroupMemberMetadata              RecordType = 10
+	ShareGroupMetadata                    RecordType = 11
+	ShareGroupTargetAssignmentMetadata    RecordType = 12
+	ShareGroupTargetAssignmentMember      RecordType = 13
+	ShareGroupCurrentMemberAssignment     RecordType = 14
+	ShareGroupStatePartitionMetadata      RecordType = 15
+	ConsumerGroupRegularExpression        RecordType = 16
+	StreamsGroupMetadata                  RecordType = 17
+	StreamsGroupPartitionMetadata         RecordType = 18
+	StreamsGroupMemberMetadata            RecordType = 19
+	StreamsGroupTargetAssignmentMetadata  RecordType = 20
+	StreamsGroupTargetAssignmentMember    RecordType = 21
+	StreamsGroupCurrentMemberAssignment   RecordType = 22
+	StreamsGroupTopology                  RecordType = 23
+)
+
+var typeNames = [NumRecordTypes]string{
+	"LegacyOffsetCommit",
+	"OffsetCommit",
+	"GroupMetadata",
+	"ConsumerGroupMetadata",
+	"ConsumerGroupPartitionMetadata",
+	"ConsumerGroupMemberMetadata",
+	"ConsumerGroupTargetAssignmentMetadata",
+	"ConsumerGroupTargetAssignmentMember",
+	"ConsumerGroupCurrentMemberAssignment",
+	"ShareGroupPartitionMetadata",
+	"ShareGroupMemberMetadata",
+	"ShareGroupMetadata",
+	"ShareGroupTargetAssignmentMetadata",
+	"ShareGroupTargetAssignmentMember",
+	"ShareGroupCurrentMemberAssignment",
+	"ShareGroupStatePartitionMetadata",
+	"ConsumerGroupRegularExpression",
+	"StreamsGroupMetadata",
+	"StreamsGroupPartitionMetadata",
+	"StreamsGroupMemberMetadata",
+	"StreamsGroupTargetAssignmentMetadata",
+	"StreamsGroupTargetAssignmentMember",
+	"StreamsGroupCurrentMemberAssignment",
+	"StreamsGroupTopology",
+}
+
+func shapeOf(t RecordType) keyShape {
+	switch t {
+	case 0, 1:
+		return shapeOffset
+	case 2:
+		return shapeGroup
+	case 3, 4, 6, 9, 11, 12, 15, 17, 18, 20, 23:
+		return shapeGroupID
+	case 5, 7, 8, 10, 13, 14, 19, 21, 22:
+		return shapeMember
+	case 16:
+		return shapeRegex
+	}
+	return shapeUnknown
+}
+
+// knownIn reports whether type t has a schema in layout l.
+func knownIn(t RecordType, l Layout) bool {
+	switch t {
+	case 9:
+		return l == Layout40 || l == Layout39
+	case 18:
+		return l == LayoutStreamsPreview
+	}
+	return t >= 0 && t < NumRecordTypes
+}
+
 // TopicPartitions is a struct of the shared schema.
 type TopicPartitions struct {
 	TopicId    UUID    // uuid, versions 0+
@@ -5581,8 +5666,8 @@ func (s *AssignedPartition) writeJSON(w *jsonWriter, version int16) {
 	w.closeObject()
 }
 
-// newValue returns an empty value of record type t in layout l, or nil when the layout
-// has no such type.
+// newValue returns an empty value of record type t in layout l (for decoding into), or nil
+// when the layout has no such type.
 func newValue(t RecordType, l Layout) Value {
 	switch t {
 	case 0:
@@ -5648,6 +5733,78 @@ func newValue(t RecordType, l Layout) Value {
 		return &StreamsGroupCurrentMemberAssignmentValue{}
 	case 23:
 		return &StreamsGroupTopologyValue{}
+	}
+	return nil
+}
+
+// NewValue returns a value of record type t in layout l with every field at its default and
+// the newest version of its schema, ready to be filled and encoded, or nil when the layout has
+// no such type.
+func NewValue(t RecordType, l Layout) Value {
+	switch t {
+	case 0:
+		return NewLegacyOffsetCommitValue()
+	case 1:
+		return NewOffsetCommitValue()
+	case 2:
+		return NewGroupMetadataValue()
+	case 3:
+		return NewConsumerGroupMetadataValue()
+	case 4:
+		return NewConsumerGroupPartitionMetadataValue()
+	case 5:
+		return NewConsumerGroupMemberMetadataValue()
+	case 6:
+		return NewConsumerGroupTargetAssignmentMetadataValue()
+	case 7:
+		return NewConsumerGroupTargetAssignmentMemberValue()
+	case 8:
+		return NewConsumerGroupCurrentMemberAssignmentValue()
+	case 9:
+		if l == Layout40 {
+			return NewShareGroupPartitionMetadataValue()
+		}
+		if l == Layout39 {
+			return NewShareGroupPartitionMetadataValue39()
+		}
+		return nil
+	case 10:
+		return NewShareGroupMemberMetadataValue()
+	case 11:
+		if l == Layout40 {
+			return NewShareGroupMetadataValue40()
+		}
+		return NewShareGroupMetadataValue()
+	case 12:
+		return NewShareGroupTargetAssignmentMetadataValue()
+	case 13:
+		return NewShareGroupTargetAssignmentMemberValue()
+	case 14:
+		return NewShareGroupCurrentMemberAssignmentValue()
+	case 15:
+		if l == Layout40 {
+			return NewShareGroupStatePartitionMetadataValue40()
+		}
+		return NewShareGroupStatePartitionMetadataValue()
+	case 16:
+		return NewConsumerGroupRegularExpressionValue()
+	case 17:
+		return NewStreamsGroupMetadataValue()
+	case 18:
+		if l == LayoutStreamsPreview {
+			return NewStreamsGroupPartitionMetadataValue()
+		}
+		return nil
+	case 19:
+		return NewStreamsGroupMemberMetadataValue()
+	case 20:
+		return NewStreamsGroupTargetAssignmentMetadataValue()
+	case 21:
+		return NewStreamsGroupTargetAssignmentMemberValue()
+	case 22:
+		return NewStreamsGroupCurrentMemberAssignmentValue()
+	case 23:
+		return NewStreamsGroupTopologyValue()
 	}
 	return nil
 }

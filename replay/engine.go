@@ -99,12 +99,12 @@ func (v *Violation) Unwrap() error { return v.Err }
 // carry them.
 type Stats struct {
 	Batches        int64
-	EmptyBatches   int64 // header-only batches (compaction leftovers)
-	Records        int64 // data records read (control records excluded)
-	Applied        [24]int64
-	Tombstones     [24]int64
-	UnknownTypes   int64 // records of types Kafka skips
-	Markers        int64 // COMMIT and ABORT records
+	EmptyBatches   int64                             // header-only batches (compaction leftovers)
+	Records        int64                             // data records read (control records excluded)
+	Applied        [recordcodec.NumRecordTypes]int64 // values applied, by record type
+	Tombstones     [recordcodec.NumRecordTypes]int64 // tombstones applied, by record type
+	UnknownTypes   int64                             // records of types Kafka skips
+	Markers        int64                             // COMMIT and ABORT records
 	Commits        int64
 	Aborts         int64
 	OtherControl   int64
@@ -348,8 +348,10 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		}
 	}
 	t := rec.Key.Type
-	if e.opts.Version == groupstate.Kafka40 && t > 16 && e.opts.Layout == nil {
-		// Kafka 4.0's serde knows ids 0-16 only: the streams ids are unknown to it and skipped.
+	if e.opts.Layout == nil && !e.opts.Version.KnowsRecordType(int16(t)) {
+		// Unknown to the version's serde (Kafka 4.0 knows ids 0-16 only: the streams ids are
+		// unknown to it) and skipped as its loader does. An explicit layout decodes them on
+		// purpose.
 		e.stats.UnknownTypes++
 		e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = rec, "unknown-type" })
 		return nil

@@ -1,9 +1,14 @@
-// Command gen turns schema.txt, coordlog's table of __consumer_offsets value schemas, into the
-// typed Go structs of package recordcodec with their decoders, encoders and JSON writers.
+// Command gen turns schema.txt, coordlog's table of __consumer_offsets record types and value
+// schemas, into Go: the record types (constants, names, key shapes, which ids each layout
+// decodes and each Kafka release knows and replays) and the typed value structs of package
+// recordcodec with their decoders, encoders and JSON writers (recordcodec/zz_generated.go), and
+// the record-type ids and Kafka-version rules of package groupstate
+// (groupstate/zz_recordtypes.go), which may not import recordcodec.
 //
-// Run it with `go generate ./recordcodec` (see recordcodec/generate.go); it writes
-// recordcodec/zz_generated.go. The generated code relies on the hand-written wire primitives in
-// recordcodec/wire.go and the JSON writer in recordcodec/json.go.
+// Run it with `go generate ./recordcodec` (see the go:generate line in recordcodec/codec.go);
+// recordcodec's TestGeneratedCodeIsCurrent fails when the committed files differ from what it
+// writes. The generated code relies on the hand-written wire primitives in recordcodec/wire.go
+// and the JSON writer in recordcodec/json.go.
 package main
 
 import (
@@ -134,7 +139,17 @@ type message struct {
 	body     *structDef
 }
 
+// recordType is one `record` line: an id of the key's int16 prefix.
+type recordType struct {
+	id     int
+	name   string
+	key    string // offset, group, groupid, member, regex
+	kafka  vrange // Kafka 4.x minor versions whose serde knows the id
+	replay vrange // those whose shard replays it
+}
+
 type schema struct {
+	records  []*recordType
 	structs  map[string]*structDef
 	order    []string // struct names in definition order
 	messages []*message
@@ -173,6 +188,33 @@ func parse(path string) *schema {
 				st := s.addStruct(words[1], lineNo)
 				stack = []*structDef{st}
 				cur = nil
+			case "record":
+				rt := &recordType{id: atoi(words[1]), name: words[2], key: words[3], kafka: parseRange("0+")}
+				replaySet := false
+				for _, opt := range words[4:] {
+					k, v, _ := strings.Cut(opt, "=")
+					switch k {
+					case "kafka":
+						rt.kafka = parseRange(v)
+					case "replay":
+						rt.replay, replaySet = parseRange(v), true
+					default:
+						log.Fatalf("schema.txt:%d: unknown record option %q", lineNo, opt)
+					}
+				}
+				if !replaySet {
+					rt.replay = rt.kafka
+				}
+				switch rt.key {
+				case "offset", "group", "groupid", "member", "regex":
+				default:
+					log.Fatalf("schema.txt:%d: unknown key shape %q", lineNo, rt.key)
+				}
+				if rt.id != len(s.records) {
+					log.Fatalf("schema.txt:%d: record %d out of order (want %d: ids are dense)", lineNo, rt.id, len(s.records))
+				}
+				s.records = append(s.records, rt)
+				stack, cur = nil, nil
 			case "value", "data":
 				m := &message{kind: words[0]}
 				rest := words[1:]
@@ -391,6 +433,7 @@ func (g *gen) run() {
 	g.p("")
 	g.p("package recordcodec")
 	g.p("")
+	g.genRecordTypes()
 	for _, name := range g.s.order {
 		g.genStruct(g.s.structs[name])
 	}
@@ -860,10 +903,6 @@ func (g *gen) jsonScalar(t, v, ptr string) {
 
 func (g *gen) genRegistry() {
 	// Value constructors per layout.
-	g.p("// newValue returns an empty value of record type t in layout l, or nil when the layout")
-	g.p("// has no such type.")
-	g.p("func newValue(t RecordType, l Layout) Value {")
-	g.p("switch t {")
 	byID := map[int][]*message{}
 	var ids []int
 	for _, m := range g.s.messages {
@@ -875,26 +914,34 @@ func (g *gen) genRegistry() {
 		}
 		byID[m.id] = append(byID[m.id], m)
 	}
-	for _, id := range ids {
-		g.p("case %d:", id)
-		var def *message
-		for _, m := range byID[id] {
-			if m.layout == "" {
-				def = m
-				continue
+	for _, ctor := range []struct{ name, doc, expr string }{
+		{"newValue", "// newValue returns an empty value of record type t in layout l (for decoding into), or nil\n// when the layout has no such type.", "&%s{}"},
+		{"NewValue", "// NewValue returns a value of record type t in layout l with every field at its default and\n// the newest version of its schema, ready to be filled and encoded, or nil when the layout has\n// no such type.", "New%s()"},
+	} {
+		g.p("%s", ctor.doc)
+		g.p("func %s(t RecordType, l Layout) Value {", ctor.name)
+		g.p("switch t {")
+		for _, id := range ids {
+			g.p("case %d:", id)
+			var def *message
+			for _, m := range byID[id] {
+				if m.layout == "" {
+					def = m
+					continue
+				}
+				g.p("if l == %s { return "+ctor.expr+" }", layoutConst(m.layout), m.name)
 			}
-			g.p("if l == %s { return &%s{} }", layoutConst(m.layout), m.name)
+			if def != nil {
+				g.p("return "+ctor.expr, def.name)
+			} else {
+				g.p("return nil")
+			}
 		}
-		if def != nil {
-			g.p("return &%s{}", def.name)
-		} else {
-			g.p("return nil")
-		}
+		g.p("}")
+		g.p("return nil")
+		g.p("}")
+		g.p("")
 	}
-	g.p("}")
-	g.p("return nil")
-	g.p("}")
-	g.p("")
 	for _, m := range g.s.messages {
 		if m.kind == "value" {
 			g.p("// RecordType returns %d.", m.id)
@@ -923,6 +970,146 @@ func (g *gen) genRegistry() {
 	}
 }
 
+// genRecordTypes writes recordcodec's record types: constants, names, key shapes and the
+// layouts that decode each id. (Which Kafka release knows and replays each id is a replay rule:
+// genGroupstate writes it for groupstate.KafkaVersion.)
+func (g *gen) genRecordTypes() {
+	g.p("// NumRecordTypes is the number of record type ids (0 to NumRecordTypes-1) in the schema.")
+	g.p("const NumRecordTypes = %d", len(g.s.records))
+	g.p("")
+	g.p("// The record types of __consumer_offsets (Kafka's CoordinatorRecordType).")
+	g.p("const (")
+	for _, r := range g.s.records {
+		g.p("%s RecordType = %d", r.name, r.id)
+	}
+	g.p(")")
+	g.p("")
+	g.p("var typeNames = [NumRecordTypes]string{")
+	for _, r := range g.s.records {
+		g.p("%q,", r.name)
+	}
+	g.p("}")
+	g.p("")
+	g.p("func shapeOf(t RecordType) keyShape {")
+	g.p("switch t {")
+	for _, shape := range []struct{ key, konst string }{{"offset", "shapeOffset"}, {"group", "shapeGroup"}, {"groupid", "shapeGroupID"}, {"member", "shapeMember"}, {"regex", "shapeRegex"}} {
+		var ids []string
+		for _, r := range g.s.records {
+			if r.key == shape.key {
+				ids = append(ids, strconv.Itoa(r.id))
+			}
+		}
+		if len(ids) > 0 {
+			g.p("case %s: return %s", strings.Join(ids, ", "), shape.konst)
+		}
+	}
+	g.p("}")
+	g.p("return shapeUnknown")
+	g.p("}")
+	g.p("")
+	// An id decodes in a layout with a value schema of its own for it, or, failing that, in
+	// every layout when it has a default-layout schema.
+	layouts := map[int]map[string]bool{}
+	for _, m := range g.s.messages {
+		if m.kind == "value" {
+			if layouts[m.id] == nil {
+				layouts[m.id] = map[string]bool{}
+			}
+			layouts[m.id][m.layout] = true
+		}
+	}
+	g.p("// knownIn reports whether type t has a schema in layout l.")
+	g.p("func knownIn(t RecordType, l Layout) bool {")
+	g.p("switch t {")
+	for _, r := range g.s.records {
+		ls := layouts[r.id]
+		if ls == nil {
+			log.Fatalf("schema.txt: record %d %s has no value schema", r.id, r.name)
+		}
+		if ls[""] {
+			continue
+		}
+		var conds []string
+		for _, l := range []string{"40", "39", "streams-preview"} {
+			if ls[l] {
+				conds = append(conds, "l == "+layoutConst(l))
+			}
+		}
+		g.p("case %d: return %s", r.id, strings.Join(conds, " || "))
+	}
+	g.p("}")
+	g.p("return t >= 0 && t < NumRecordTypes")
+	g.p("}")
+	g.p("")
+	g.p("")
+}
+
+// casesByCond writes a switch over the ids in v whose cases group the ids by the condition
+// on minor that range gives them, and ends the function (returning false for other ids).
+func (g *gen) casesByCond(v string, rangeOf func(*recordType) vrange) {
+	var conds []string
+	ids := map[string][]string{}
+	for _, r := range g.s.records {
+		c := minorCond(rangeOf(r))
+		if _, ok := ids[c]; !ok {
+			conds = append(conds, c)
+		}
+		ids[c] = append(ids[c], strconv.Itoa(r.id))
+	}
+	g.p("switch %s {", v)
+	for _, c := range conds {
+		g.p("case %s: return %s", strings.Join(ids[c], ", "), c)
+	}
+	g.p("}")
+	g.p("return false")
+}
+
+// minorCond is the Go condition "minor is in r" (minor is never negative).
+func minorCond(r vrange) string {
+	switch {
+	case r.none:
+		return "false"
+	case r.lo == 0 && r.hi == maxVersion:
+		return "true"
+	case r.hi == maxVersion:
+		return fmt.Sprintf("minor >= %d", r.lo)
+	case r.lo == r.hi:
+		return fmt.Sprintf("minor == %d", r.lo)
+	}
+	return fmt.Sprintf("minor >= %d && minor <= %d", r.lo, r.hi)
+}
+
+// genGroupstate writes groupstate's record-type ids and Kafka-version rules: groupstate may
+// not import recordcodec, so it gets its own generated copy of what it needs.
+func (g *gen) genGroupstate() {
+	g.p("// Code generated by recordcodec/internal/gen from recordcodec/internal/gen/schema.txt; DO NOT EDIT.")
+	g.p("")
+	g.p("package groupstate")
+	g.p("")
+	g.p("// Record type ids, for errors and version rules (recordcodec's RecordType values).")
+	g.p("const (")
+	for _, r := range g.s.records {
+		g.p("recordType%s int16 = %d", r.name, r.id)
+	}
+	g.p(")")
+	g.p("")
+	g.p("// KnowsRecordType reports whether the serde of this Kafka version knows the record type:")
+	g.p("// its loader skips (and counts) the ids it does not know.")
+	g.p("func (v KafkaVersion) KnowsRecordType(id int16) bool {")
+	g.p("minor := v.minor()")
+	g.casesByCond("id", func(r *recordType) vrange { return r.kafka })
+	g.p("}")
+	g.p("")
+	g.p("// ReplaysRecordType reports whether GroupCoordinatorShard.replay of this version dispatches")
+	g.p("// the record type. A type it does not replay is either unknown to the version's serde (the")
+	g.p("// loader skips it with a warning) or known but without a case in the replay switch (id 15")
+	g.p("// on 4.0: Kafka throws IllegalStateException; see ReplayShareGroupStatePartitionMetadata).")
+	g.p("func (v KafkaVersion) ReplaysRecordType(id int16) bool {")
+	g.p("minor := v.minor()")
+	g.casesByCond("id", func(r *recordType) vrange { return r.replay })
+	g.p("}")
+}
+
 func layoutConst(l string) string {
 	switch l {
 	case "":
@@ -940,17 +1127,27 @@ func layoutConst(l string) string {
 
 func main() {
 	in := flag.String("in", "internal/gen/schema.txt", "schema table")
-	out := flag.String("out", "zz_generated.go", "output file")
+	out := flag.String("out", "zz_generated.go", "recordcodec's output file")
+	gsOut := flag.String("groupstate", "../groupstate/zz_recordtypes.go", "groupstate's output file")
 	flag.Parse()
 	s := parse(*in)
 	g := &gen{s: s}
 	g.run()
-	src, err := format.Source(g.buf.Bytes())
+	write(*out, g.buf.Bytes())
+	g = &gen{s: s}
+	g.genGroupstate()
+	write(*gsOut, g.buf.Bytes())
+}
+
+// write formats src and writes it to path (or the unformatted source to path.broken when it
+// does not parse).
+func write(path string, src []byte) {
+	formatted, err := format.Source(src)
 	if err != nil {
-		os.WriteFile(*out+".broken", g.buf.Bytes(), 0o644)
-		log.Fatalf("generated code does not parse (see %s.broken): %v", *out, err)
+		os.WriteFile(path+".broken", src, 0o644)
+		log.Fatalf("generated code does not parse (see %s.broken): %v", path, err)
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	if err := os.WriteFile(path, formatted, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
