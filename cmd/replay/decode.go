@@ -13,6 +13,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/dumplog"
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
@@ -109,7 +110,7 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 		return err
 	}
 	defer in.close()
-	parts, err := selectPartitions(in, f.partitions)
+	parts, err := input.SelectPartitions(in, f.partitions)
 	if err != nil {
 		return usageError{err}
 	}
@@ -139,7 +140,7 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	return runErr
 }
 
-func decodePartition(cmd *cobra.Command, in *input, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
+func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
 	print func(*eventlog.Batch, []dumplog.Entry) error) error {
 	it, err := in.Batches(p, f.from)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
-	"github.com/coordlog/coordlog/eventlog/segment"
 )
 
 type importFlags struct {
@@ -60,24 +60,22 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none, not %q", f.progress)}
 	}
-	if isPebbleDir(dir) {
+	if input.IsDatabase(dir) {
 		return usageError{fmt.Errorf("%s is a coordlog database; import reads Kafka segment directories", dir)}
 	}
 	mode := eventlog.Strict
 	if f.forensic {
 		mode = eventlog.Forensic
 	}
-	r, err := segment.Open(dir, segment.Options{Mode: mode})
+	src, err := input.Open(dir, mode)
 	if err != nil {
 		return err
 	}
-	in := &input{Source: r, path: dir, report: r.Report(), close: func() error { return nil }}
-	parts, err := selectPartitions(r, f.partitions)
+	r := src.Segments
+	in := &source{Source: r, path: dir, report: r.Report(), close: src.Close}
+	parts, err := input.SelectPartitions(r, f.partitions)
 	if err != nil {
 		return usageError{err}
-	}
-	if len(parts) == 0 {
-		return fmt.Errorf("%s holds no __consumer_offsets segments", dir)
 	}
 	var total int64
 	for _, p := range parts {

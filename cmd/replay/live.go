@@ -17,6 +17,7 @@ import (
 	saslplain "github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/live"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/replay"
@@ -134,7 +135,7 @@ func (f *liveFlags) clientOpts() ([]kgo.Opt, error) {
 }
 
 // open connects to the cluster; the source's requests are bounded by ctx.
-func (f *liveFlags) open(ctx context.Context) (*input, *live.Source, error) {
+func (f *liveFlags) open(ctx context.Context) (*source, *live.Source, error) {
 	opts, err := f.clientOpts()
 	if err != nil {
 		return nil, nil, err
@@ -143,7 +144,7 @@ func (f *liveFlags) open(ctx context.Context) (*input, *live.Source, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s from %s: %w", f.topic, f.bootstrap, err)
 	}
-	return &input{Source: src, path: "kafka://" + f.bootstrap + "/" + f.topic, close: src.Close}, src, nil
+	return &source{Source: src, path: "kafka://" + f.bootstrap + "/" + f.topic, close: src.Close}, src, nil
 }
 
 // replayLive is replayInput for a live cluster: it replays the selected partitions up to their
@@ -160,7 +161,7 @@ func replayLive(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, stderr io.Wr
 	if err != nil {
 		return nil, err
 	}
-	parts, err := selectPartitions(in, rf.partitions)
+	parts, err := input.SelectPartitions(in, rf.partitions)
 	if err != nil {
 		in.close()
 		return nil, usageError{err}
@@ -220,7 +221,7 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 		return err
 	}
 	defer in.close()
-	parts, err := selectPartitions(src, f.partitions)
+	parts, err := input.SelectPartitions(src, f.partitions)
 	if err != nil {
 		return usageError{err}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
@@ -84,7 +85,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 		return err
 	}
 	defer l.Close()
-	parts, err := selectPartitions(l, f.partitions)
+	parts, err := input.SelectPartitions(l, f.partitions)
 	if err != nil {
 		return usageError{err}
 	}

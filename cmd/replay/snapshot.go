@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
@@ -26,7 +27,7 @@ func openDB(db string, retain int) (*pebblelog.Log, *snapshot.Store, error) {
 	if db == "" {
 		return nil, nil, usageError{errors.New("--db is required")}
 	}
-	if !isPebbleDir(db) {
+	if !input.IsDatabase(db) {
 		return nil, nil, fmt.Errorf("%s is not a coordlog database (create one with replay import)", db)
 	}
 	l, err := pebblelog.Open(db, nil)
@@ -101,7 +102,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		return err
 	}
 	defer l.Close()
-	parts, err := selectPartitions(l, f.partitions)
+	parts, err := input.SelectPartitions(l, f.partitions)
 	if err != nil {
 		return usageError{err}
 	}
@@ -299,14 +300,14 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 	if err != nil {
 		return nil, err
 	}
-	if !isPebbleDir(path) {
+	if !input.IsDatabase(path) {
 		return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", path)}
 	}
 	in, err := openInput(path, mode)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := selectPartitions(in, f.partitions)
+	parts, err := input.SelectPartitions(in, f.partitions)
 	if err != nil {
 		in.close()
 		return nil, usageError{err}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
@@ -63,7 +64,7 @@ func (f *replayFlags) until() int64 {
 
 // replayed is the state of every selected partition.
 type replayed struct {
-	in      *input
+	in      *source
 	results []replay.Result
 	opts    replay.Options
 }
@@ -82,7 +83,7 @@ func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(
 	if err != nil {
 		return nil, err
 	}
-	parts, err := selectPartitions(in, f.partitions)
+	parts, err := input.SelectPartitions(in, f.partitions)
 	if err != nil {
 		in.close()
 		return nil, usageError{err}

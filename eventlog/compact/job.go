@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 )
@@ -66,75 +67,9 @@ type Manifest struct {
 // segment reader alike: it is neither a segment nor a Pebble file).
 const ManifestName = "coordlog-compact.json"
 
-var pebbleManifest = regexp.MustCompile(`^MANIFEST-\d+$`)
-
-// IsPebbleDir reports whether dir holds a Pebble database.
-func IsPebbleDir(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err == nil {
-		return true
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if pebbleManifest.MatchString(e.Name()) {
-			return true
-		}
-	}
-	return false
-}
-
 func (j *Job) logf(format string, args ...any) {
 	if j.Log != nil {
 		j.Log(format, args...)
-	}
-}
-
-// input is the opened input.
-type input struct {
-	src     eventlog.Source
-	seg     *segment.Reader
-	pebble  *pebblelog.Log
-	partDir bool // a single partition directory
-	close   func() error
-}
-
-func openInput(path string, mode eventlog.Mode) (*input, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", path)
-	}
-	if IsPebbleDir(path) {
-		l, err := pebblelog.Open(path, nil)
-		if err != nil {
-			return nil, fmt.Errorf("open coordlog database %s: %w", path, err)
-		}
-		return &input{src: l, pebble: l, close: onceErr(l.Close)}, nil
-	}
-	r, err := segment.Open(path, segment.Options{Mode: mode})
-	if err != nil {
-		return nil, err
-	}
-	ents, _ := os.ReadDir(path)
-	part := false
-	for _, e := range ents {
-		if !e.IsDir() && filepath.Ext(e.Name()) == ".log" {
-			part = true
-		}
-	}
-	return &input{src: r, seg: r, partDir: part, close: func() error { return nil }}, nil
-}
-
-// onceErr makes a Close safe to call twice.
-func onceErr(f func() error) func() error {
-	done := false
-	return func() error {
-		if done {
-			return nil
-		}
-		done = true
-		return f()
 	}
 }
 
@@ -162,16 +97,16 @@ func copyKeptFiles(fromDir, toDir string) error {
 
 // fingerprint identifies the input: its partitions with their offsets, and for segments each
 // .log file with its size and modification time.
-func fingerprint(in *input, parts []int32) ([]string, error) {
+func fingerprint(in *input.Input, parts []int32) ([]string, error) {
 	var out []string
 	for _, p := range parts {
-		first, next, err := in.src.Offsets(p)
+		first, next, err := in.Offsets(p)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, fmt.Sprintf("partition %d offsets %d..%d", p, first, next))
-		if in.seg != nil {
-			for _, f := range in.seg.Files(p) {
+		if in.Segments != nil {
+			for _, f := range in.Segments.Files(p) {
 				st, err := os.Stat(f)
 				if err != nil {
 					return nil, err
@@ -202,18 +137,18 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			j.logf("finished an interrupted swap of %s", j.Input)
 		}
 	}
-	in, err := openInput(j.Input, j.Mode)
+	in, err := input.Open(j.Input, j.Mode)
 	if err != nil {
 		return nil, err
 	}
-	defer in.close()
-	parts, err := in.src.Partitions()
+	defer in.Close()
+	parts, err := in.Partitions()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Partitions: parts, Stats: map[int32]Stats{}}
-	if in.seg != nil {
-		res.Report = in.seg.Report()
+	if in.Segments != nil {
+		res.Report = in.Segments.Report()
 	}
 	fp, err := fingerprint(in, parts)
 	if err != nil {
@@ -253,7 +188,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 	}()
 	var out *pebblelog.Log
-	if in.pebble != nil {
+	if in.DB != nil {
 		if out, err = pebblelog.Open(staged, nil); err != nil {
 			return nil, err
 		}
@@ -271,7 +206,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 				return WritePebble(ctx, c, p, out)
 			}
 			so := SegmentOptions{SegmentBytes: j.SegmentBytes}
-			if files := in.seg.Files(p); len(files) > 0 {
+			if files := in.Segments.Files(p); len(files) > 0 {
 				_, err := fmt.Sscanf(filepath.Base(files[0]), "%d.log", &so.LogStart)
 				so.LogStartSet = err == nil
 			}
@@ -280,7 +215,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 				return st, err
 			}
 			from := filepath.Join(j.Input, PartitionDir(p))
-			if in.partDir {
+			if in.Kind == input.PartitionDir {
 				from = j.Input
 			}
 			return st, copyKeptFiles(from, filepath.Join(staged, PartitionDir(p)))
@@ -303,7 +238,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	j.logf("verifying: replaying the original and the compacted log")
 	vstart := time.Now()
-	if err := j.Verify(ctx, in.src, stagedSrc, parts); err != nil {
+	if err := j.Verify(ctx, in, stagedSrc, parts); err != nil {
 		return res, fmt.Errorf("proof failed, nothing replaced: %w", err)
 	}
 	j.logf("proof passed (%s)", time.Since(vstart).Round(time.Millisecond))
@@ -321,7 +256,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	if err := syncDir(staged); err != nil {
 		return res, err
 	}
-	in.close()
+	in.Close()
 	if !j.InPlace {
 		if err := os.Rename(staged, j.Output); err != nil {
 			return res, err
@@ -330,9 +265,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		res.Published = j.Output
 		return res, syncDir(filepath.Dir(filepath.Clean(j.Output)))
 	}
-	if in.pebble != nil || in.partDir {
+	if in.DB != nil || in.Kind == input.PartitionDir {
 		src := staged
-		if in.partDir {
+		if in.Kind == input.PartitionDir {
 			src = filepath.Join(staged, PartitionDir(parts[0]))
 		}
 		if err := Replace(j.Input, src, j.KeepBackup); err != nil {
@@ -347,7 +282,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	published = true // the staged root now holds only the manifest (segments) or nothing
-	if in.pebble == nil {
+	if in.DB == nil {
 		os.RemoveAll(staged)
 	}
 	res.Published = j.Input
@@ -413,7 +348,7 @@ func (j *Job) alreadyDone(fp []string) (bool, error) {
 }
 
 // compactPartition plans partition p and runs fn over the compacted view.
-func (j *Job) compactPartition(ctx context.Context, in *input, p int32, fn func(*Compacted) (Stats, error)) (Stats, error) {
+func (j *Job) compactPartition(ctx context.Context, in *input.Input, p int32, fn func(*Compacted) (Stats, error)) (Stats, error) {
 	opts := j.Options
 	if opts.Progress == nil && j.Log != nil {
 		phase, start := "", time.Now()
@@ -430,14 +365,14 @@ func (j *Job) compactPartition(ctx context.Context, in *input, p int32, fn func(
 		}
 	}
 	start := time.Now()
-	plan, err := NewPlan(ctx, in.src, p, opts)
+	plan, err := NewPlan(ctx, in, p, opts)
 	if err != nil {
 		return Stats{}, fmt.Errorf("partition %d: %w", p, err)
 	}
 	defer plan.Close()
 	j.logf("partition %d: %d distinct keys, stable end %d of %d (index %s, spilled %v)", p, plan.Keys, plan.StableEnd, plan.End, time.Since(start).Round(time.Millisecond), plan.Spilled())
 	start = time.Now()
-	st, err := fn(NewCompacted(in.src, plan))
+	st, err := fn(NewCompacted(in, plan))
 	if err != nil {
 		return st, fmt.Errorf("partition %d: %w", p, err)
 	}

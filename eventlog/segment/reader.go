@@ -48,6 +48,8 @@ type Reader struct {
 	opts   Options
 	parts  map[int32][]segFile
 	report *eventlog.Report
+	// partitionDir says the path was one partition's directory, not a log directory.
+	partitionDir bool
 
 	mu       sync.Mutex
 	lastOffs map[segFile]int64 // a file's last offset, read from its batch headers (cached)
@@ -60,9 +62,11 @@ var (
 	transientRE    = regexp.MustCompile(`\.(cleaned|swap|deleted)$`)
 )
 
-// Open scans path. If path holds .log files it is one partition, numbered by its `-N` suffix;
-// otherwise every `__consumer_offsets-N` directory in it is a partition. Transient
-// .cleaned/.swap/.deleted files are reported as warnings and ignored.
+// Open scans path. If path holds segment files (NNNNNNNNNNNNNNNNNNNN.log), or any .log file
+// while its name ends in `-N`, it is one partition, numbered by that suffix; otherwise every
+// `__consumer_offsets-N` directory in it is a partition (and a .log file beside them, such as
+// a tool's own log, is reported and ignored). Transient .cleaned/.swap/.deleted files are
+// reported as warnings and ignored.
 func Open(path string, opts Options) (*Reader, error) {
 	if opts.MaxBatchBytes <= 0 {
 		opts.MaxBatchBytes = defaultMaxBatch
@@ -71,12 +75,16 @@ func Open(path string, opts Options) (*Reader, error) {
 		opts.MaxDecompressedBytes = defaultMaxBatch
 	}
 	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}}
-	files, isPartition, err := r.scanDir(path)
+	files, segments, otherLogs, err := r.scanDir(path)
 	if err != nil {
 		return nil, err
 	}
-	if isPartition {
-		m := partitionDirRE.FindStringSubmatch(filepath.Base(filepath.Clean(path)))
+	m := partitionDirRE.FindStringSubmatch(filepath.Base(filepath.Clean(path)))
+	if segments || (len(otherLogs) > 0 && m != nil) {
+		r.partitionDir = true
+		for _, name := range otherLogs {
+			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(path, name))
+		}
 		if m == nil {
 			return nil, fmt.Errorf("%s: holds .log files but its name does not end in -<partition>", path)
 		}
@@ -86,6 +94,9 @@ func Open(path string, opts Options) (*Reader, error) {
 		}
 		r.parts[int32(p)] = files
 		return r, nil
+	}
+	for _, name := range otherLogs {
+		r.report.Warn("%s: not a segment file (this is a log directory), ignored", filepath.Join(path, name))
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
@@ -106,9 +117,13 @@ func Open(path string, opts Options) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: partition number: %w", e.Name(), err)
 		}
-		files, _, err := r.scanDir(filepath.Join(path, e.Name()))
+		dir := filepath.Join(path, e.Name())
+		files, _, otherLogs, err := r.scanDir(dir)
 		if err != nil {
 			return nil, err
+		}
+		for _, name := range otherLogs {
+			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(dir, name))
 		}
 		r.parts[int32(p)] = files
 	}
@@ -118,14 +133,14 @@ func Open(path string, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// scanDir lists the segment files of one directory in base-offset order.
-func (r *Reader) scanDir(dir string) ([]segFile, bool, error) {
+// scanDir lists the segment files of one directory in base-offset order. segments says it
+// holds segment files (or transient ones, which are only ever segments); otherLogs are its
+// other .log files, for the caller to judge and report.
+func (r *Reader) scanDir(dir string) (files []segFile, segments bool, otherLogs []string, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
-	var files []segFile
-	isPartition := false
 	for _, e := range ents {
 		name := e.Name()
 		if e.IsDir() {
@@ -133,18 +148,18 @@ func (r *Reader) scanDir(dir string) ([]segFile, bool, error) {
 		}
 		if transientRE.MatchString(name) {
 			r.report.Warn("%s: transient file ignored", filepath.Join(dir, name))
-			isPartition = true
+			segments = true
 			continue
 		}
 		if !strings.HasSuffix(name, ".log") {
 			continue
 		}
-		isPartition = true
 		m := segmentRE.FindStringSubmatch(name)
 		if m == nil {
-			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(dir, name))
+			otherLogs = append(otherLogs, name)
 			continue
 		}
+		segments = true
 		base, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil {
 			r.report.Warn("%s: base offset out of range, ignored", filepath.Join(dir, name))
@@ -153,8 +168,12 @@ func (r *Reader) scanDir(dir string) ([]segFile, bool, error) {
 		files = append(files, segFile{path: filepath.Join(dir, name), base: base})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].base < files[j].base })
-	return files, isPartition, nil
+	return files, segments, otherLogs, nil
 }
+
+// PartitionDir reports whether the reader was opened on one partition's directory (rather
+// than a log directory holding __consumer_offsets-N directories).
+func (r *Reader) PartitionDir() bool { return r.partitionDir }
 
 // Report returns the reader's warnings and problems. Every iteration adds the problems it meets.
 func (r *Reader) Report() *eventlog.Report { return r.report }

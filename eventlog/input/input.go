@@ -1,0 +1,162 @@
+// Package input opens what a user points coordlog at, whatever it is: one __consumer_offsets-N
+// directory copied off a broker, a broker's whole log directory (every __consumer_offsets-N
+// in it, each partition on its own), or a coordlog database made by `replay import`. Every
+// command and library caller goes through Open, so that the kinds are told apart in one place
+// and by the same rules.
+//
+// # Detection
+//
+// A directory is a coordlog database when it holds Pebble's CURRENT file or a MANIFEST-N file
+// (IsDatabase). Otherwise it is read as Kafka segments (segment.Open): a partition directory
+// when it holds segment files itself, else a log directory whose __consumer_offsets-N
+// subdirectories are the partitions. Anything else (a file, a directory with neither) is an error that says what to
+// give instead.
+package input
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/eventlog/segment"
+)
+
+// Kind is what an input directory holds.
+type Kind int
+
+const (
+	// PartitionDir is one __consumer_offsets-N directory of segment files.
+	PartitionDir Kind = iota + 1
+	// LogDir is a broker's log directory holding __consumer_offsets-N directories.
+	LogDir
+	// Database is a coordlog Pebble database.
+	Database
+)
+
+func (k Kind) String() string {
+	switch k {
+	case PartitionDir:
+		return "partition directory"
+	case LogDir:
+		return "log directory"
+	case Database:
+		return "coordlog database"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Input is an opened input: an eventlog.Source over its partitions. Close it when done.
+type Input struct {
+	eventlog.Source
+	Path string
+	Kind Kind
+	// Segments is the segment reader of a partition or log directory (nil for a database).
+	Segments *segment.Reader
+	// DB is the Pebble log of a database (nil for segments).
+	DB *pebblelog.Log
+
+	closed bool
+}
+
+// Report returns the warnings and problems the segment reader found so far (nil for a
+// database, which holds only what an import checked).
+func (in *Input) Report() *eventlog.Report {
+	if in.Segments == nil {
+		return nil
+	}
+	return in.Segments.Report()
+}
+
+// Close releases the input; a second call does nothing.
+func (in *Input) Close() error {
+	if in.closed {
+		return nil
+	}
+	in.closed = true
+	if in.DB != nil {
+		return in.DB.Close()
+	}
+	return nil
+}
+
+var pebbleManifest = regexp.MustCompile(`^MANIFEST-\d+$`)
+
+// IsDatabase reports whether dir holds a coordlog (Pebble) database.
+func IsDatabase(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err == nil {
+		return true
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if pebbleManifest.MatchString(e.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
+// (strict: the first damaged batch is an error; forensic: it is skipped and reported).
+func Open(path string, mode eventlog.Mode) (*Input, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: give a __consumer_offsets-N directory, a log directory or a coordlog database", path)
+	}
+	if IsDatabase(path) {
+		l, err := pebblelog.Open(path, nil)
+		if err != nil {
+			return nil, fmt.Errorf("open coordlog database %s: %w", path, err)
+		}
+		return &Input{Source: l, Path: path, Kind: Database, DB: l}, nil
+	}
+	r, err := segment.Open(path, segment.Options{Mode: mode})
+	if err != nil {
+		return nil, err
+	}
+	if parts, _ := r.Partitions(); len(parts) == 0 {
+		return nil, fmt.Errorf("%s holds no __consumer_offsets segments (no NNNNNNNNNNNNNNNNNNNN.log files, no __consumer_offsets-N directories)", path)
+	}
+	kind := LogDir
+	if r.PartitionDir() {
+		kind = PartitionDir
+	}
+	return &Input{Source: r, Path: path, Kind: kind, Segments: r}, nil
+}
+
+// Select intersects the input's partitions with want (every partition when want is empty).
+// Partitions the input does not have are an error naming those it has.
+func (in *Input) Select(want []int32) ([]int32, error) {
+	return SelectPartitions(in, want)
+}
+
+// SelectPartitions intersects src's partitions with want (all of them when want is empty).
+func SelectPartitions(src eventlog.Source, want []int32) ([]int32, error) {
+	all, err := src.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return all, nil
+	}
+	have := map[int32]bool{}
+	for _, p := range all {
+		have[p] = true
+	}
+	var out []int32
+	var missing []error
+	for _, p := range want {
+		if !have[p] {
+			missing = append(missing, fmt.Errorf("partition %d is not in the input (it has %v)", p, all))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, errors.Join(missing...)
+}
