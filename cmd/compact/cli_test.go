@@ -21,6 +21,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/audit"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -55,7 +56,7 @@ func TestRealRecordings(t *testing.T) {
 				require.NoError(t, err)
 				got, err := segment.Open(out, segment.Options{})
 				require.NoError(t, err)
-				require.NoError(t, verifier(replayOpts(), true, nil)(context.Background(), orig, got, []int32{0}))
+				require.NoError(t, audit.CompactionProof{Options: replayOpts(), Exact: true}.Verify(context.Background(), orig, got, []int32{0}))
 				cur = filepath.Join(out, "__consumer_offsets-0")
 				outputs = append(outputs, cur)
 				assert.FileExists(t, filepath.Join(cur, "partition.metadata"))
@@ -136,7 +137,7 @@ func TestCorpus(t *testing.T) {
 		c := compact.NewCompacted(src, pl)
 		st, err := compact.Each(context.Background(), c, parts[0], nil)
 		require.NoError(t, err, d)
-		require.NoError(t, verifier(ro, false, t.Logf)(context.Background(), src, c, parts), d)
+		require.NoError(t, audit.CompactionProof{Options: ro, Report: t.Logf}.Verify(context.Background(), src, c, parts), d)
 		pl.Close()
 		removed += st.RemovedTotal().Records
 		in += st.InRecords
@@ -294,7 +295,7 @@ func TestProofCatchesWrongCompaction(t *testing.T) {
 	require.NoError(t, err)
 	b, err := segment.Open(wrong, segment.Options{})
 	require.NoError(t, err)
-	err = verifier(replayOpts(), false, nil)(context.Background(), a, b, []int32{0})
+	err = audit.CompactionProof{Options: replayOpts()}.Verify(context.Background(), a, b, []int32{0})
 	require.ErrorContains(t, err, "states differ")
 	require.ErrorContains(t, err, "~ offset g/t-0")
 }

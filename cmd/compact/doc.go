@@ -14,8 +14,8 @@
 //
 // # The proof
 //
-// Each partition of the original and of the compacted log is replayed (package replay) to
-// its end, one after the other; the next offsets must match and the SHA-256 of the states'
+// The proof is replay/audit's CompactionProof: each partition of the original and of the
+// compacted log is replayed to its end, one after the other; the next offsets must match and the SHA-256 of the states'
 // JSON dumps must match. When they differ both are replayed again and groupstate.Diff shows
 // how. One difference is tolerated unless --exact: an implicit group (a classic group with no
 // protocol type, members, generation, protocol, leader or timestamp: what replaying an offset

@@ -18,6 +18,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/audit"
 )
 
 var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -47,7 +48,7 @@ func compactAndProve(t *testing.T, src eventlog.Source, opts compact.Options) (*
 		require.NoError(t, err)
 		total.Add(st)
 	}
-	require.NoError(t, verifier(replayOpts(), false, t.Logf)(ctx, src, c, parts))
+	require.NoError(t, audit.CompactionProof{Options: replayOpts(), Report: t.Logf}.Verify(ctx, src, c, parts))
 	return c, total
 }
 
@@ -78,7 +79,7 @@ func TestGeneratedEquivalence(t *testing.T) {
 				require.NoError(t, err)
 				got, err := segment.Open(out, segment.Options{})
 				require.NoError(t, err)
-				require.NoError(t, verifier(replayOpts(), true, nil)(context.Background(), orig, got, []int32{0}))
+				require.NoError(t, audit.CompactionProof{Options: replayOpts(), Exact: true}.Verify(context.Background(), orig, got, []int32{0}))
 				in = filepath.Join(out, "__consumer_offsets-0")
 				now = now.Add(48 * time.Hour)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/audit"
 )
 
 // Exit codes.
@@ -144,7 +145,7 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	if !f.quiet {
 		job.Log = logf
 	}
-	job.Verify = verifier(ropts, f.exact, logf)
+	job.Verify = audit.CompactionProof{Options: ropts, Exact: f.exact, Report: logf}.Verify
 	start := time.Now()
 	res, err := job.Run(ctx)
 	if res != nil {

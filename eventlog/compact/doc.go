@@ -68,10 +68,10 @@
 // # Publishing (Job, Replace, Recover)
 //
 // A Job writes the compacted log in the input's format (Kafka segments, or a Pebble log) into
-// <destination>.compact-new, syncs it, has it proven by a VerifyFunc (cmd/compact replays the
-// original and the compacted log and compares the states), writes a manifest
-// (coordlog-compact.json: input fingerprint, options, statistics) and only then publishes it:
-// one rename to the new output path, or, in place, Replace: a marker file
+// <destination>.compact-new, syncs it, has it proven by a VerifyFunc (replay/audit's
+// CompactionProof replays the original and the compacted log and compares the states), writes
+// a manifest (coordlog-compact.json: input fingerprint, options, statistics) and only then
+// publishes it: one rename to the new output path, or, in place, Replace: a marker file
 // (<target>.compact-swap, naming the staged directory and its inode) made durable first, then an
 // atomic RENAME_EXCHANGE of the staged and target directories (two renames where the
 // filesystem lacks it), then the old directory moved to <target>.compact-old and removed.

@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"context"
@@ -10,44 +10,52 @@ import (
 	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
-	"github.com/coordlog/coordlog/eventlog/compact"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
 )
 
-// verifier is the proof: each partition of the original and of the compacted log is replayed
-// to its end; the next offsets must be equal and so must the states' JSON dumps (compared by
-// SHA-256, then explained with groupstate.Diff when they differ).
+// CompactionProof proves that a compacted log replays to the state of its original.
 //
-// With exact false, one difference is tolerated, because Kafka's own cleaner and loader
-// produce it and it carries no data: an implicit group (a classic group with no protocol
-// type, members, generation, protocol, leader or state timestamp: what replaying an offset
-// commit creates for a group it does not know) that exists on one side only. Compaction
-// creates such differences in two ways, both Kafka's: offset commits superseded by their
-// tombstones no longer create the group on replay, and an offset commit that outlives an
-// expired group tombstone creates it again. Offsets, pending transactions and every other
-// group are compared exactly. report is told how many implicit groups differed in number.
-func verifier(opts replay.Options, exact bool, report func(string, ...any)) compact.VerifyFunc {
-	return func(ctx context.Context, original, compacted eventlog.Source, parts []int32) error {
-		for _, p := range parts {
-			if err := verifyPartition(ctx, original, compacted, p, opts, exact, report); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+// Unless Exact, one difference is tolerated, because Kafka's own cleaner and loader produce
+// it and it carries no data: an implicit group (a classic group with no protocol type,
+// members, generation, protocol, leader or state timestamp: what replaying an offset commit
+// creates for a group it does not know) that exists on one side only. Compaction creates such
+// differences in two ways, both Kafka's: offset commits superseded by their tombstones no
+// longer create the group on replay, and an offset commit that outlives an expired group
+// tombstone creates it again. Offsets, pending transactions and every other group are compared
+// exactly.
+type CompactionProof struct {
+	// Options are the replay rules of both replays.
+	Options replay.Options
+	// Exact tolerates no difference at all.
+	Exact bool
+	// Report, when set, is told how many implicit groups differed in number (a tolerated
+	// difference worth a line).
+	Report func(format string, args ...any)
 }
 
-func verifyPartition(ctx context.Context, original, compacted eventlog.Source, p int32, opts replay.Options, exact bool, report func(string, ...any)) error {
+// Verify replays each partition in parts of original and compacted to its end and returns an
+// error naming the first partition whose next offset or state differs (it satisfies
+// eventlog/compact's VerifyFunc).
+func (pr CompactionProof) Verify(ctx context.Context, original, compacted eventlog.Source, parts []int32) error {
+	for _, p := range parts {
+		if err := pr.verifyPartition(ctx, original, compacted, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (pr CompactionProof) verifyPartition(ctx context.Context, original, compacted eventlog.Source, p int32) error {
 	// The two replays run one after the other and each state is reduced to a digest of its
 	// JSON dump before the next one is built, so the proof holds one coordinator state at a
 	// time (what a coordinator loading this partition holds), not two. Only when the digests
 	// differ are both replayed again, to show the difference.
-	sumA, nextA, implicitA, err := replayDigest(ctx, original, p, opts, exact)
+	sumA, nextA, implicitA, err := pr.replayDigest(ctx, original, p)
 	if err != nil {
 		return fmt.Errorf("partition %d: replay of the original: %w", p, err)
 	}
-	sumB, nextB, implicitB, err := replayDigest(ctx, compacted, p, opts, exact)
+	sumB, nextB, implicitB, err := pr.replayDigest(ctx, compacted, p)
 	if err != nil {
 		return fmt.Errorf("partition %d: replay of the compacted log: %w", p, err)
 	}
@@ -55,31 +63,31 @@ func verifyPartition(ctx context.Context, original, compacted eventlog.Source, p
 		return fmt.Errorf("partition %d: next offset %d after the original, %d after the compacted log", p, nextA, nextB)
 	}
 	if sumA != sumB {
-		return explain(ctx, original, compacted, p, opts, exact)
+		return pr.explain(ctx, original, compacted, p)
 	}
-	if d := implicitA - implicitB; d != 0 && report != nil {
-		report("partition %d: %d implicit group(s) (no members, no metadata; created by replaying offset commits) exist on one side only, as after Kafka's own cleaner", p, max(d, -d))
+	if d := implicitA - implicitB; d != 0 && pr.Report != nil {
+		pr.Report("partition %d: %d implicit group(s) (no members, no metadata; created by replaying offset commits) exist on one side only, as after Kafka's own cleaner", p, max(d, -d))
 	}
 	return nil
 }
 
 // replayDigest replays partition p of src and returns a SHA-256 of its state (without implicit
 // groups unless exact), the next offset and the number of implicit groups.
-func replayDigest(ctx context.Context, src eventlog.Source, p int32, opts replay.Options, exact bool) (sum [32]byte, next int64, implicitGroups int, err error) {
-	e := replay.New(p, opts)
+func (pr CompactionProof) replayDigest(ctx context.Context, src eventlog.Source, p int32) (sum [32]byte, next int64, implicitGroups int, err error) {
+	e := replay.New(p, pr.Options)
 	if err := e.Run(ctx, src, math.MaxInt64); err != nil {
 		return sum, 0, 0, err
 	}
-	sum, implicitGroups, err = hashState(e.State(), exact)
+	sum, implicitGroups, err = StateDigest(e.State(), pr.Exact)
 	return sum, e.NextOffset(), implicitGroups, err
 }
 
-// hashState is the SHA-256 of the state's canonical JSON, written piece by piece in the order
-// of its Dump (groups by id, offsets by group, topic and partition, pending transactions, share
-// metadata). It reads the state one group at a time, so that beside the replayed state only
-// the largest group's copy is held: building the whole Dump of a large log would double the
-// proof's memory.
-func hashState(st groupstate.View, exact bool) (sum [32]byte, implicitGroups int, err error) {
+// StateDigest is the SHA-256 of the state's canonical JSON, written piece by piece in the
+// order of its Dump (groups by id, offsets by group, topic and partition, pending transactions,
+// share metadata), without the implicit groups unless exact (their number is returned). It
+// reads the state one group at a time, so that beside the replayed state only the largest
+// group's copy is held: building the whole Dump of a large log would double the memory.
+func StateDigest(st groupstate.View, exact bool) (sum [32]byte, implicitGroups int, err error) {
 	h := sha256.New()
 	put := func(v any) {
 		if err != nil {
@@ -94,7 +102,7 @@ func hashState(st groupstate.View, exact bool) (sum [32]byte, implicitGroups int
 	put(st.Version())
 	for _, id := range st.GroupIDs() {
 		g, _ := st.Group(id)
-		if !exact && implicit(&g) {
+		if !exact && Implicit(&g) {
 			implicitGroups++
 			continue
 		}
@@ -121,8 +129,8 @@ func hashState(st groupstate.View, exact bool) (sum [32]byte, implicitGroups int
 }
 
 // explain replays both logs again and describes how their states differ.
-func explain(ctx context.Context, original, compacted eventlog.Source, p int32, opts replay.Options, exact bool) error {
-	a, b := replay.New(p, opts), replay.New(p, opts)
+func (pr CompactionProof) explain(ctx context.Context, original, compacted eventlog.Source, p int32) error {
+	a, b := replay.New(p, pr.Options), replay.New(p, pr.Options)
 	if err := a.Run(ctx, original, math.MaxInt64); err != nil {
 		return err
 	}
@@ -130,7 +138,7 @@ func explain(ctx context.Context, original, compacted eventlog.Source, p int32, 
 		return err
 	}
 	da, db := a.State().Dump(), b.State().Dump()
-	if !exact {
+	if !pr.Exact {
 		da, _ = dropImplicitGroups(da)
 		db, _ = dropImplicitGroups(db)
 	}
@@ -149,9 +157,9 @@ func explain(ctx context.Context, original, compacted eventlog.Source, p int32, 
 	return fmt.Errorf("partition %d: states differ (original -> compacted):\n  %s", p, strings.Join(lines, "\n  "))
 }
 
-// implicit reports whether g is the group replay creates for an offset commit of an unknown
+// Implicit reports whether g is the group replay creates for an offset commit of an unknown
 // group, and nothing more.
-func implicit(g *groupstate.Group) bool {
+func Implicit(g *groupstate.Group) bool {
 	c := g.Classic
 	return g.Type == groupstate.GroupTypeClassic && c != nil && c.Simple && c.ProtocolType == "" && c.Generation == 0 &&
 		c.Protocol == nil && c.Leader == nil && c.CurrentStateTimestamp == -1 && len(c.Members) == 0
@@ -164,7 +172,7 @@ func dropImplicitGroups(d groupstate.Dump) (groupstate.Dump, int) {
 	var keep []groupstate.Group
 	n := 0
 	for i := range d.Groups {
-		if implicit(&d.Groups[i]) {
+		if Implicit(&d.Groups[i]) {
 			n++
 			continue
 		}

@@ -1,0 +1,262 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/coordlog/coordlog/replay"
+)
+
+// Finding kinds.
+const (
+	KindViolation             = "violation"
+	KindDamagedInput          = "damaged-input"
+	KindTargetAssignmentSplit = "target-assignment-split"
+	KindMemberEpochAhead      = "member-epoch-ahead"
+	KindTaskTwiceOnProcess    = "task-twice-on-process"
+	KindOpenTransaction       = "open-transaction"
+	KindOffsetsOfDeletedGroup = "offsets-of-deleted-group"
+	KindWrongPartition        = "wrong-partition"
+)
+
+// Finding is one thing worth an operator's look.
+type Finding struct {
+	Partition int32
+	// Offset is the record's offset, or -1 for a finding about the state at the end of the log.
+	Offset int64
+	Kind   string
+	Detail string
+}
+
+// Audit collects the findings of a replay. Give Observer(p) to partition p's engine, replay,
+// then call Finish with the engines. Partitions may replay concurrently.
+type Audit struct {
+	mu       sync.Mutex
+	findings []Finding
+	batches  map[int32]*batchAudit
+}
+
+// New returns an empty audit.
+func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
+
+// Observer returns the observer that audits partition p's records as they replay.
+func (a *Audit) Observer(p int32) replay.Observer {
+	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]bool{}}
+	a.mu.Lock()
+	a.batches[p] = b
+	a.mu.Unlock()
+	return b
+}
+
+// Finish audits the end state of every replayed engine, adds what the input's report says was
+// damaged (report may be nil) and checks the partition placement of every group against
+// numPartitions (0: not checked). It returns every finding, sorted.
+func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPartitions int32) []Finding {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := slices.Clone(a.findings)
+	for _, b := range a.batches {
+		b.flush()
+		out = append(out, b.findings...)
+	}
+	if report != nil {
+		for _, p := range report.Problems() {
+			if p.Kind.Damage() {
+				out = append(out, Finding{p.Partition, p.Offset, KindDamagedInput, p.Error()})
+			}
+		}
+	}
+	for _, e := range engines {
+		p := e.Partition()
+		out = append(out, StateFindings(p, e.State())...)
+		if b := a.batches[p]; b != nil && numPartitions > 0 {
+			out = append(out, Placement(p, b.groups, numPartitions)...)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.Offset < b.Offset
+	})
+	return out
+}
+
+// batchAudit checks Kafka's write atomicity of target assignments while the log replays, and
+// remembers the groups that have records in the partition.
+type batchAudit struct {
+	partition int32
+	base      int64
+	members   map[string]int  // group -> target member values minus tombstones in the current batch
+	meta      map[string]bool // group -> target metadata value in the current batch
+	findings  []Finding
+	groups    map[string]bool // groups with records in this partition
+}
+
+func (a *batchAudit) flush() {
+	groups := make([]string, 0, len(a.members))
+	for g := range a.members {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		n := a.members[g]
+		// A static member's replacement moves one target from the old member id to the new
+		// one (a tombstone and a value, no metadata record): only a surplus of values needs
+		// the metadata record.
+		if n > 0 && !a.meta[g] {
+			a.findings = append(a.findings, Finding{a.partition, a.base, KindTargetAssignmentSplit,
+				fmt.Sprintf("group %s: %d target-assignment member record(s) in the batch at offset %d without the target-assignment metadata record", g, n, a.base)})
+		}
+	}
+	clear(a.members)
+	clear(a.meta)
+}
+
+// Observe implements replay.Observer.
+func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
+	if ev.Batch.BaseOffset != a.base {
+		a.flush()
+		a.base = ev.Batch.BaseOffset
+	}
+	if ev.Violation != nil {
+		a.findings = append(a.findings, Finding{a.partition, ev.Offset, KindViolation, ev.Violation.Error()})
+	}
+	k := ev.Record.Key
+	if ev.Marker != nil || ev.Skipped != "" {
+		return
+	}
+	if !a.groups[k.Group] {
+		a.groups[strings.Clone(k.Group)] = true // the event's strings alias the batch
+	}
+	tomb := ev.Record.Value == nil
+	switch k.Type {
+	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:
+		if tomb {
+			a.members[k.Group]--
+		} else {
+			a.members[k.Group]++
+		}
+		return
+	}
+	if tomb {
+		return
+	}
+	switch k.Type {
+	case recordcodec.ConsumerGroupTargetAssignmentMetadata, recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.StreamsGroupTargetAssignmentMetadata:
+		a.meta[k.Group] = true
+	}
+}
+
+// Placement reports the groups (with records in partition p) that Kafka maps to another of
+// numPartitions partitions.
+func Placement(p int32, groups map[string]bool, numPartitions int32) []Finding {
+	ids := make([]string, 0, len(groups))
+	for g := range groups {
+		ids = append(ids, g)
+	}
+	sort.Strings(ids)
+	var out []Finding
+	for _, g := range ids {
+		if want := recordcodec.PartitionFor(g, numPartitions); want != p {
+			out = append(out, Finding{p, -1, KindWrongPartition,
+				fmt.Sprintf("group %q has records in partition %d but maps to partition %d of %d", g, p, want, numPartitions)})
+		}
+	}
+	return out
+}
+
+// PartitionCount returns the partition count when parts look like a whole __consumer_offsets
+// topic (0..n-1 all present, at least two), 0 otherwise.
+func PartitionCount(parts []int32) int32 {
+	if len(parts) < 2 {
+		return 0
+	}
+	for i, p := range parts {
+		if p != int32(i) {
+			return 0
+		}
+	}
+	return int32(len(parts))
+}
+
+// StateFindings audits the state of partition p at the end of its log.
+func StateFindings(p int32, st groupstate.View) []Finding {
+	var out []Finding
+	add := func(kind, format string, args ...any) {
+		out = append(out, Finding{p, -1, kind, fmt.Sprintf(format, args...)})
+	}
+	for _, g := range st.Groups() {
+		switch {
+		case g.Consumer != nil:
+			for _, m := range g.Consumer.Members {
+				if m.MemberEpoch > g.Consumer.GroupEpoch {
+					add(KindMemberEpochAhead, "consumer group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, m.MemberEpoch, g.Consumer.GroupEpoch)
+				}
+			}
+		case g.Share != nil:
+			for _, m := range g.Share.Members {
+				if m.MemberEpoch > g.Share.GroupEpoch {
+					add(KindMemberEpochAhead, "share group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, m.MemberEpoch, g.Share.GroupEpoch)
+				}
+			}
+		case g.Streams != nil:
+			s := g.Streams
+			owners := map[string][]string{} // process|subtopology|partition -> roles
+			for _, m := range s.Members {
+				if m.MemberEpoch != nil && *m.MemberEpoch > s.GroupEpoch {
+					add(KindMemberEpochAhead, "streams group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
+				}
+				if m.Metadata == nil || m.AssignedTasks == nil {
+					continue
+				}
+				proc := m.Metadata.ProcessID
+				for _, t := range m.AssignedTasks.ActiveTasks {
+					for _, part := range t.Partitions {
+						key := fmt.Sprintf("%s|%s|%d", proc, t.SubtopologyID, part)
+						owners[key] = append(owners[key], "active on "+m.MemberID)
+					}
+				}
+				for _, list := range [][]groupstate.TaskIDs{m.AssignedTasks.StandbyTasks, m.AssignedTasks.WarmupTasks} {
+					for _, t := range list {
+						for _, part := range t.Partitions {
+							key := fmt.Sprintf("%s|%s|%d", proc, t.SubtopologyID, part)
+							owners[key] = append(owners[key], "standby/warm-up on "+m.MemberID)
+						}
+					}
+				}
+			}
+			var keys []string
+			for k, roles := range owners {
+				if len(roles) > 1 {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				parts := strings.SplitN(k, "|", 3)
+				add(KindTaskTwiceOnProcess, "streams group %s: task %s_%s is owned %d times on process %s (%s)", g.GroupID, parts[1], parts[2], len(owners[k]), parts[0], strings.Join(owners[k], ", "))
+			}
+		}
+	}
+	for _, pt := range st.PendingTransactions() {
+		var tps []string
+		for _, o := range pt.Offsets {
+			tps = append(tps, fmt.Sprintf("%s/%s-%d", o.GroupID, o.Topic, o.Partition))
+		}
+		add(KindOpenTransaction, "producer %d has a transaction open at the end of the log with %d pending offsets: %s", pt.ProducerID, len(pt.Offsets), strings.Join(tps, ", "))
+	}
+	for _, gid := range st.OffsetGroupIDs() {
+		if _, ok := st.GroupType(gid); !ok {
+			add(KindOffsetsOfDeletedGroup, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
+		}
+	}
+	return out
+}
