@@ -163,9 +163,8 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 		e := res.Engine
 		st := e.State()
 		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
-		names := topicNames(st)
-		for id, n := range names {
-			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id, Name: n})
+		for id, n := range st.TopicNames() {
+			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id.String(), Name: n})
 		}
 		slices.SortFunc(pd.TopicNames, func(a, b topicName) int { return strings.Compare(a.TopicID, b.TopicID) })
 		for _, g := range st.Groups() {
@@ -193,30 +192,6 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 		doc.Partitions = append(doc.Partitions, pd)
 	}
 	return doc
-}
-
-// topicNames collects topic id -> name pairs that the replayed records state.
-func topicNames(st groupstate.View) map[string]string {
-	names := map[string]string{}
-	for _, o := range st.AllOffsets() {
-		if !o.TopicID.IsZero() {
-			names[o.TopicID.String()] = o.Topic
-		}
-	}
-	for _, gid := range st.ShareGroupStatePartitionMetadataGroupIDs() {
-		m, _ := st.ShareGroupStatePartitionMetadata(gid)
-		for _, t := range append(slices.Clone(m.InitializingTopics), m.InitializedTopics...) {
-			names[t.TopicID.String()] = t.TopicName
-		}
-	}
-	for _, g := range st.Groups() {
-		if g.Consumer != nil {
-			for _, t := range g.Consumer.SubscriptionMetadata {
-				names[t.TopicID.String()] = t.TopicName
-			}
-		}
-	}
-	return names
 }
 
 func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
