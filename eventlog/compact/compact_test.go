@@ -19,6 +19,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/compact/compacttest"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
+	"github.com/coordlog/coordlog/internal/leakcheck"
 )
 
 const (
@@ -295,6 +296,8 @@ func TestCorruptInputStrict(t *testing.T) {
 	assert.Equal(t, eventlog.KindBadCRC, p.Kind)
 	assert.NoDirExists(t, out)
 	assert.NoDirExists(t, out+".compact-new")
+	// The scan's indexing goroutine ends with the failed read.
+	leakcheck.None(t, 0, "github.com/coordlog/coordlog/eventlog/compact.(*Plan).scan")
 
 	// Forensic mode skips the damaged batch and publishes the rest.
 	job.Mode = eventlog.Forensic

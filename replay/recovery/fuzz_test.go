@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/coordlog/coordlog/internal/leakcheck"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
@@ -70,4 +71,5 @@ func TestSnapshotPayloadMutations(t *testing.T) {
 			decodeEveryKind(b)
 		}
 	}
+	leakcheck.None(t, 0, decoderCode) // a failed decode waits for its part decoders too
 }

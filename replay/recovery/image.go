@@ -24,6 +24,10 @@ const imageLayout = 1
 // memory of parts in flight.
 var imagePartBytes = 1 << 20
 
+// testEncodeHook, set by tests only, runs in an encoder goroutine before it encodes part i:
+// slowed encoders show whether any outlives MarshalSnapshot.
+var testEncodeHook func(i int)
+
 // imagePayload is the payload of kind SnapshotKind.
 type imagePayload struct {
 	Stats replay.Stats
@@ -100,6 +104,9 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				if testEncodeHook != nil {
+					testEncodeHook(j.i)
+				}
 				results[j.i] <- im.view.AppendImagePart(j.buf[:0], plan, j.i)
 			}
 		}()

@@ -13,7 +13,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/leakcheck"
 	"github.com/coordlog/coordlog/internal/testcorpus"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/snapshot"
@@ -478,6 +481,7 @@ func TestRecoverSetsAsideDamagedOffsets(t *testing.T) {
 	require.Contains(t, msgs, bad.Name+".broken")
 	require.Contains(t, msgs, "offsets of group")
 	requireSameEngine(t, want, rec.Engine, true, "after setting the damaged snapshot aside")
+	leakcheck.None(t, 0, decoderCode, checkCode, "github.com/coordlog/coordlog/replay/recovery.RecoverTo")
 	_, err = os.Stat(bad.Path)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
@@ -549,22 +553,43 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// encoderCode and decoderCode name the goroutines of the snapshot encoder and decoder, and of
+// the offset check that runs beside a tail replay.
+const (
+	encoderCode = "github.com/coordlog/coordlog/replay/recovery.stateImage.MarshalSnapshot"
+	decoderCode = "github.com/coordlog/coordlog/replay/recovery.(*stateImage).UnmarshalSnapshot"
+	checkCode   = "github.com/coordlog/coordlog/replay/recovery.checkOffsets"
+)
+
 // TestSnapshotWriteFailureStopsEncoders: a write error ends the snapshot with that error,
 // and no encoder goroutine is left reading the state when it returns (the replay right
 // after would race with one).
 func TestSnapshotWriteFailureStopsEncoders(t *testing.T) {
 	defer func(n int) { imagePartBytes = n }(imagePartBytes)
-	imagePartBytes = 256
+	imagePartBytes = 32 << 10
 	ctx := context.Background()
-	src := genMem(genSpec{Seed: 13, Groups: 1500, Members: 3, Offsets: 30, Churn: 2000}) // a payload past the encoder's 1 MiB buffer
+	// A payload of several MiB: the encoder's 1 MiB write buffer flushes (and fails) while
+	// later parts are still being encoded.
+	src := genMem(genSpec{Seed: 13, Groups: 6000, Members: 3, Offsets: 30})
 	_, end, _ := src.Offsets(0)
 	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end/2))
-	for _, n := range []int{0, 1000, 20000} {
-		before := runtime.NumGoroutine()
+	plan := e.State().PlanImage(imagePartBytes)
+	require.Greater(t, plan.NumParts(), 60)
+	// Each part takes a few milliseconds, so that encoders are busy when a write fails.
+	defer func() { testEncodeHook = nil }()
+	var encoded atomic.Int64
+	testEncodeHook = func(int) {
+		encoded.Add(1)
+		time.Sleep(3 * time.Millisecond)
+	}
+	for _, n := range []int{0, 1000, 3 << 20} {
+		encoded.Store(0)
 		_, err := snapshot.Encode(&failAfter{n: n}, SnapshotMeta(e, 0), newSnapshotPayload(e))
 		require.ErrorContains(t, err, "disk full")
-		require.Equal(t, before, runtime.NumGoroutine(), "encoder goroutines left running")
+		require.Less(t, encoded.Load(), int64(plan.NumParts()), "n=%d: the failure stopped the encoding early", n)
+		// The encoder waits for its goroutines before it returns: none may be left.
+		leakcheck.None(t, 0, encoderCode)
 	}
 	require.NoError(t, e.Run(ctx, src, end))
 }
