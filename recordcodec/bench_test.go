@@ -11,12 +11,12 @@ func benchVectors(b *testing.B) []vector {
 	var out []vector
 	seen := map[string]bool{}
 	for _, v := range loadVectors(b) {
-		if v.errSubstring != "" || v.trailing > 0 || v.value == nil || v.layout != "" {
+		if v.value == nil || v.layout != LayoutCurrent {
 			continue
 		}
 		rec, err := Decode(v.key, v.value)
 		if err != nil {
-			b.Fatal(err)
+			continue // the error vectors
 		}
 		name := fmt.Sprintf("type=%02d/%s/v%d", rec.Key.Type, rec.Key.Type, rec.Value.ValueVersion())
 		if !seen[name] {

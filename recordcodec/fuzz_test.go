@@ -44,11 +44,7 @@ func FuzzKey(f *testing.F) {
 func FuzzValue(f *testing.F) {
 	seedFromVectors(f, func(v vector) {
 		if len(v.key) >= 2 && v.value != nil {
-			l, _ := ParseLayout(v.layout)
-			if v.layout == "" {
-				l = LayoutCurrent
-			}
-			f.Add(int16(v.key[0])<<8|int16(v.key[1]), uint8(l), v.value)
+			f.Add(int16(v.key[0])<<8|int16(v.key[1]), uint8(v.layout), v.value)
 		}
 	})
 	f.Fuzz(func(t *testing.T, typ int16, layout uint8, b []byte) {
