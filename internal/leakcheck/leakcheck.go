@@ -54,8 +54,11 @@ func matches(frame string, prefixes []string) bool {
 }
 
 // None fails t if, once wait has passed, a goroutine still runs a function with one of the
-// prefixes. It checks at once and then polls until wait, because a goroutine told to stop may
-// take a moment to return; code that waits for its goroutines passes wait 0.
+// prefixes. It checks at once and then polls until wait, because a goroutine may take a moment
+// to return even from code that waits for it: a deferred WaitGroup.Done lets the waiter go on
+// while the goroutine is still on its way out (seen under -race). So None proves that
+// goroutines end, not when; a test that must know nothing ran after a call returned records
+// that itself.
 func None(t testing.TB, wait time.Duration, prefixes ...string) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
