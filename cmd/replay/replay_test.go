@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -16,9 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden transcripts in testdata/golden")
-
-// committedRecordings are the recordings in the repository: the golden transcripts are made
+// committedRecordings are the recordings in the repository: the transcripts (testdata/transcripts) are made
 // from them. recordings is where the Kafka comparisons read: a fresh recording directory when
 // COORDLOG_RECORDINGS names one (.ci/run records one from a live broker), else the committed ones.
 const committedRecordings = "../../fixtures/real"
@@ -58,20 +54,6 @@ func scenarios(t *testing.T, root string) []string {
 	return out
 }
 
-// golden compares got with testdata/golden/name, or rewrites it with -rewrite.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *rewrite {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./cmd/replay -rewrite and review the diff")
-	require.Equal(t, string(want), got, "%s differs; if the change is intended run go test ./cmd/replay -rewrite and review the diff", path)
-}
-
 // TestDecodeEqualsKafkaDumpLog: on every recording, `replay decode` prints exactly what Kafka
 // 4.4's own DumpLogSegments --offsets-decoder printed into dump.txt when it was recorded.
 func TestDecodeEqualsKafkaDumpLog(t *testing.T) {
@@ -89,50 +71,6 @@ func TestDecodeEqualsKafkaDumpLog(t *testing.T) {
 			require.Equal(t, string(want), got)
 		})
 	}
-}
-
-// TestTranscripts are the golden transcripts of describe, offsets, timeline and check on the
-// recordings.
-func TestTranscripts(t *testing.T) {
-	for _, s := range scenarios(t, committedRecordings) {
-		dir := filepath.Join(committedRecordings, s, "__consumer_offsets-0")
-		t.Run(s, func(t *testing.T) {
-			out, stderr, code := runCLI(t, "describe", dir)
-			require.Equal(t, 0, code, stderr)
-			golden(t, s+".describe.txt", out)
-
-			out, stderr, code = runCLI(t, "describe", dir, "--format", "json")
-			require.Equal(t, 0, code, stderr)
-			golden(t, s+".describe.json", out)
-
-			out, stderr, code = runCLI(t, "offsets", dir)
-			require.Equal(t, 0, code, stderr)
-			golden(t, s+".offsets.txt", out)
-
-			out, _, code = runCLI(t, "check", dir, "--num-partitions", "1")
-			require.Contains(t, []int{0, 1}, code)
-			golden(t, s+".check.txt", out)
-
-			// The timeline of the first group of the scenario.
-			groups := groupIDs(t, dir)
-			if len(groups) > 0 {
-				out, stderr, code = runCLI(t, "timeline", dir, "--group", groups[0])
-				require.Equal(t, 0, code, stderr)
-				golden(t, s+".timeline.txt", out)
-			}
-		})
-	}
-}
-
-var groupIDRE = regexp.MustCompile(`(?m)^GROUP (\S+)`)
-
-func groupIDs(t *testing.T, dir string) []string {
-	out, _, _ := runCLI(t, "describe", dir)
-	var ids []string
-	for _, m := range groupIDRE.FindAllStringSubmatch(out, -1) {
-		ids = append(ids, m[1])
-	}
-	return ids
 }
 
 // TestDeterministic: two replays give byte-identical JSON.
