@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// committedRecordings are the recordings in the repository: the transcripts (testdata/transcripts) are made
-// from them. recordings is where the Kafka comparisons read: a fresh recording directory when
-// COORDLOG_RECORDINGS names one (.ci/run records one from a live broker), else the committed ones.
+// committedRecordings are the recordings in the repository (the transcripts in
+// testdata/transcripts read them too). recordings is where the Kafka comparisons read: a fresh
+// recording directory when COORDLOG_RECORDINGS names one (.ci/run records one from a live
+// broker), else the committed ones.
 const committedRecordings = "../../fixtures/real"
 
 var recordings = func() string {
