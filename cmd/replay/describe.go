@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,140 +298,152 @@ func task(t groupstate.TaskIDs) (string, []int32)            { return t.Subtopol
 func printGroup(w io.Writer, g describeGroupDoc, names map[string]string) {
 	switch {
 	case g.Classic != nil:
-		c := g.Classic
-		fmt.Fprintf(w, "GROUP %s  TYPE classic  STATE %s  PROTOCOL-TYPE %q  GENERATION %d  PROTOCOL %s  LEADER %s  MEMBERS %d\n",
-			g.GroupID, c.State, c.ProtocolType, c.Generation, strp(c.Protocol), strp(c.Leader), len(c.Members))
-		if len(c.Members) > 0 {
-			t := tw(w)
-			fmt.Fprintln(t, "  MEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tHOST\tSESSION-TIMEOUT\tREBALANCE-TIMEOUT\tSUBSCRIPTION\tASSIGNMENT")
-			for _, m := range c.Members {
-				sub, asg := "(not decoded)", "(not decoded)"
-				if m.ProtocolDecoded {
-					sub = strings.Join(m.SubscribedTopics, ",")
-					var parts []string
-					for _, tp := range m.AssignedPartitions {
-						parts = append(parts, tp.Topic+":"+intsLabel(tp.Partitions))
-					}
-					asg = strings.Join(parts, ";")
-				}
-				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
-					m.SessionTimeoutMs, m.RebalanceTimeoutMs, dash(sub), dash(asg))
-			}
-			t.Flush()
-		}
+		printClassicGroup(w, g.GroupID, g.Classic)
 	case g.Consumer != nil:
-		c := g.Consumer
-		fmt.Fprintf(w, "GROUP %s  TYPE consumer  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
-			g.GroupID, c.State, c.GroupEpoch, c.AssignmentEpoch, len(c.Members))
-		target := map[string][]groupstate.TopicPartitions{}
-		for _, ta := range c.TargetAssignment {
-			target[ta.MemberID] = ta.Partitions
-		}
-		if len(c.Members) > 0 {
-			t := tw(w)
-			fmt.Fprintln(t, "  MEMBER-ID\tINSTANCE-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tPENDING-REVOCATION\tTARGET-ASSIGNMENT")
-			for _, m := range c.Members {
-				subs := slices.Clone(m.SubscribedTopicNames)
-				if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
-					subs = append(subs, "regex "+*m.SubscribedTopicRegex)
-				}
-				sub := strings.Join(subs, ",")
-				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
-					m.MemberEpoch, m.StateName, dash(sub),
-					partitionsLabel(m.AssignedPartitions, withEpochs, names), partitionsLabel(m.PartitionsPendingRevocation, withEpochs, names),
-					partitionsLabel(target[m.MemberID], plain, names))
-				delete(target, m.MemberID)
-			}
-			t.Flush()
-		}
-		for id, tps := range target {
-			fmt.Fprintf(w, "  target assignment for member %s that has no metadata record: %s\n", id, partitionsLabel(tps, plain, names))
-		}
-		for _, re := range c.ResolvedRegularExpressions {
-			fmt.Fprintf(w, "  regex %q resolved to [%s] (metadata version %d)\n", re.Regex, strings.Join(re.Topics, ","), re.Version)
-		}
+		printConsumerGroup(w, g.GroupID, g.Consumer, names)
 	case g.Share != nil:
-		s := g.Share
-		fmt.Fprintf(w, "GROUP %s  TYPE share  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
-			g.GroupID, s.State, s.GroupEpoch, s.AssignmentEpoch, len(s.Members))
-		target := map[string][]groupstate.TopicPartitions{}
-		for _, ta := range s.TargetAssignment {
-			target[ta.MemberID] = ta.Partitions
-		}
-		if len(s.Members) > 0 {
-			t := tw(w)
-			fmt.Fprintln(t, "  MEMBER-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tTARGET-ASSIGNMENT")
-			for _, m := range s.Members {
-				fmt.Fprintf(t, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.MemberID, m.ClientID, m.ClientHost, m.MemberEpoch, m.StateName,
-					dash(strings.Join(m.SubscribedTopicNames, ",")), partitionsLabel(m.AssignedPartitions, plain, names),
-					partitionsLabel(target[m.MemberID], plain, names))
-			}
-			t.Flush()
-		}
+		printShareGroup(w, g.GroupID, g.Share, names)
 	case g.Streams != nil:
-		s := g.Streams
-		topo := "-"
-		if s.Topology != nil {
-			topo = strconv.Itoa(int(s.Topology.Epoch))
-		}
-		fmt.Fprintf(w, "GROUP %s  TYPE streams  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  TOPOLOGY-EPOCH %s  VALIDATED-TOPOLOGY-EPOCH %d  MEMBERS %d\n",
-			g.GroupID, s.State, s.GroupEpoch, s.AssignmentEpoch, topo, s.ValidatedTopologyEpoch, len(s.Members))
-		if len(s.LastAssignmentConfigs) > 0 {
-			var kv []string
-			for _, c := range s.LastAssignmentConfigs {
-				kv = append(kv, c.Key+"="+c.Value)
-			}
-			fmt.Fprintf(w, "  assignment configs: %s\n", strings.Join(kv, ", "))
-		}
-		if s.Topology != nil {
-			for _, st := range s.Topology.Subtopologies {
-				fmt.Fprintf(w, "  subtopology %s: sources [%s]", st.SubtopologyID, strings.Join(st.SourceTopics, ","))
-				if len(st.SourceTopicRegex) > 0 {
-					fmt.Fprintf(w, " source regexes [%s]", strings.Join(st.SourceTopicRegex, ","))
-				}
-				var rs, cl []string
-				for _, t := range st.RepartitionSourceTopics {
-					rs = append(rs, t.Name)
-				}
-				for _, t := range st.StateChangelogTopics {
-					cl = append(cl, t.Name)
-				}
-				fmt.Fprintf(w, " repartition sources [%s] repartition sinks [%s] changelogs [%s]\n",
-					strings.Join(rs, ","), strings.Join(st.RepartitionSinkTopics, ","), strings.Join(cl, ","))
-			}
-		}
-		target := map[string]groupstate.StreamsMemberTarget{}
-		for _, ta := range s.TargetAssignment {
-			target[ta.MemberID] = ta
-		}
-		if len(s.Members) > 0 {
-			t := tw(w)
-			fmt.Fprintln(t, "  MEMBER-ID\tPROCESS-ID\tCLIENT-ID\tHOST\tENDPOINT\tMEMBER-EPOCH\tSTATE\tACTIVE\tSTANDBY\tWARMUP\tPENDING-REVOCATION\tTARGET-ACTIVE\tTARGET-STANDBY\tTARGET-WARMUP")
-			for _, m := range s.Members {
-				proc, client, host, endpoint := "-", "-", "-", "-"
-				if md := m.Metadata; md != nil {
-					proc, client, host = md.ProcessID, md.ClientID, md.ClientHost
-					if md.UserEndpoint != nil {
-						endpoint = fmt.Sprintf("%s:%d", md.UserEndpoint.Host, md.UserEndpoint.Port)
-					}
-				}
-				act, stb, wrm, pend := "-", "-", "-", "-"
-				if a := m.AssignedTasks; a != nil {
-					act, stb, wrm = tasksLabel(a.ActiveTasks, taskE), tasksLabel(a.StandbyTasks, task), tasksLabel(a.WarmupTasks, task)
-				}
-				if p := m.TasksPendingRevocation; p != nil {
-					pend = tasksLabel(p.ActiveTasks, taskE)
-				}
-				ta := target[m.MemberID]
-				fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, proc, client, host, endpoint,
-					int32p(m.MemberEpoch), dash(m.StateName), act, stb, wrm, pend,
-					tasksLabel(ta.ActiveTasks, task), tasksLabel(ta.StandbyTasks, task), tasksLabel(ta.WarmupTasks, task))
-			}
-			t.Flush()
-		}
+		printStreamsGroup(w, g.GroupID, g.Streams)
 	}
 	if len(g.Offsets) > 0 {
 		printOffsets(w, g.Offsets, false)
+	}
+}
+
+func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup) {
+	fmt.Fprintf(w, "GROUP %s  TYPE classic  STATE %s  PROTOCOL-TYPE %q  GENERATION %d  PROTOCOL %s  LEADER %s  MEMBERS %d\n",
+		id, c.State, c.ProtocolType, c.Generation, strp(c.Protocol), strp(c.Leader), len(c.Members))
+	if len(c.Members) > 0 {
+		t := tw(w)
+		fmt.Fprintln(t, "  MEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tHOST\tSESSION-TIMEOUT\tREBALANCE-TIMEOUT\tSUBSCRIPTION\tASSIGNMENT")
+		for _, m := range c.Members {
+			sub, asg := "(not decoded)", "(not decoded)"
+			if m.ProtocolDecoded {
+				sub = strings.Join(m.SubscribedTopics, ",")
+				var parts []string
+				for _, tp := range m.AssignedPartitions {
+					parts = append(parts, tp.Topic+":"+intsLabel(tp.Partitions))
+				}
+				asg = strings.Join(parts, ";")
+			}
+			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
+				m.SessionTimeoutMs, m.RebalanceTimeoutMs, dash(sub), dash(asg))
+		}
+		t.Flush()
+	}
+}
+
+func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, names map[string]string) {
+	fmt.Fprintf(w, "GROUP %s  TYPE consumer  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
+		id, c.State, c.GroupEpoch, c.AssignmentEpoch, len(c.Members))
+	target := map[string][]groupstate.TopicPartitions{}
+	for _, ta := range c.TargetAssignment {
+		target[ta.MemberID] = ta.Partitions
+	}
+	if len(c.Members) > 0 {
+		t := tw(w)
+		fmt.Fprintln(t, "  MEMBER-ID\tINSTANCE-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tPENDING-REVOCATION\tTARGET-ASSIGNMENT")
+		for _, m := range c.Members {
+			subs := slices.Clone(m.SubscribedTopicNames)
+			if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
+				subs = append(subs, "regex "+*m.SubscribedTopicRegex)
+			}
+			sub := strings.Join(subs, ",")
+			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
+				m.MemberEpoch, m.StateName, dash(sub),
+				partitionsLabel(m.AssignedPartitions, withEpochs, names), partitionsLabel(m.PartitionsPendingRevocation, withEpochs, names),
+				partitionsLabel(target[m.MemberID], plain, names))
+			delete(target, m.MemberID)
+		}
+		t.Flush()
+	}
+	for _, mid := range slices.Sorted(maps.Keys(target)) { // targets of members without metadata
+		fmt.Fprintf(w, "  target assignment for member %s that has no metadata record: %s\n", mid, partitionsLabel(target[mid], plain, names))
+	}
+	for _, re := range c.ResolvedRegularExpressions {
+		fmt.Fprintf(w, "  regex %q resolved to [%s] (metadata version %d)\n", re.Regex, strings.Join(re.Topics, ","), re.Version)
+	}
+}
+
+func printShareGroup(w io.Writer, id string, s *groupstate.ShareGroup, names map[string]string) {
+	fmt.Fprintf(w, "GROUP %s  TYPE share  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
+		id, s.State, s.GroupEpoch, s.AssignmentEpoch, len(s.Members))
+	target := map[string][]groupstate.TopicPartitions{}
+	for _, ta := range s.TargetAssignment {
+		target[ta.MemberID] = ta.Partitions
+	}
+	if len(s.Members) > 0 {
+		t := tw(w)
+		fmt.Fprintln(t, "  MEMBER-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tTARGET-ASSIGNMENT")
+		for _, m := range s.Members {
+			fmt.Fprintf(t, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.MemberID, m.ClientID, m.ClientHost, m.MemberEpoch, m.StateName,
+				dash(strings.Join(m.SubscribedTopicNames, ",")), partitionsLabel(m.AssignedPartitions, plain, names),
+				partitionsLabel(target[m.MemberID], plain, names))
+		}
+		t.Flush()
+	}
+}
+
+func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
+	topo := "-"
+	if s.Topology != nil {
+		topo = strconv.Itoa(int(s.Topology.Epoch))
+	}
+	fmt.Fprintf(w, "GROUP %s  TYPE streams  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  TOPOLOGY-EPOCH %s  VALIDATED-TOPOLOGY-EPOCH %d  MEMBERS %d\n",
+		id, s.State, s.GroupEpoch, s.AssignmentEpoch, topo, s.ValidatedTopologyEpoch, len(s.Members))
+	if len(s.LastAssignmentConfigs) > 0 {
+		var kv []string
+		for _, c := range s.LastAssignmentConfigs {
+			kv = append(kv, c.Key+"="+c.Value)
+		}
+		fmt.Fprintf(w, "  assignment configs: %s\n", strings.Join(kv, ", "))
+	}
+	if s.Topology != nil {
+		for _, st := range s.Topology.Subtopologies {
+			fmt.Fprintf(w, "  subtopology %s: sources [%s]", st.SubtopologyID, strings.Join(st.SourceTopics, ","))
+			if len(st.SourceTopicRegex) > 0 {
+				fmt.Fprintf(w, " source regexes [%s]", strings.Join(st.SourceTopicRegex, ","))
+			}
+			var rs, cl []string
+			for _, t := range st.RepartitionSourceTopics {
+				rs = append(rs, t.Name)
+			}
+			for _, t := range st.StateChangelogTopics {
+				cl = append(cl, t.Name)
+			}
+			fmt.Fprintf(w, " repartition sources [%s] repartition sinks [%s] changelogs [%s]\n",
+				strings.Join(rs, ","), strings.Join(st.RepartitionSinkTopics, ","), strings.Join(cl, ","))
+		}
+	}
+	target := map[string]groupstate.StreamsMemberTarget{}
+	for _, ta := range s.TargetAssignment {
+		target[ta.MemberID] = ta
+	}
+	if len(s.Members) > 0 {
+		t := tw(w)
+		fmt.Fprintln(t, "  MEMBER-ID\tPROCESS-ID\tCLIENT-ID\tHOST\tENDPOINT\tMEMBER-EPOCH\tSTATE\tACTIVE\tSTANDBY\tWARMUP\tPENDING-REVOCATION\tTARGET-ACTIVE\tTARGET-STANDBY\tTARGET-WARMUP")
+		for _, m := range s.Members {
+			proc, client, host, endpoint := "-", "-", "-", "-"
+			if md := m.Metadata; md != nil {
+				proc, client, host = md.ProcessID, md.ClientID, md.ClientHost
+				if md.UserEndpoint != nil {
+					endpoint = fmt.Sprintf("%s:%d", md.UserEndpoint.Host, md.UserEndpoint.Port)
+				}
+			}
+			act, stb, wrm, pend := "-", "-", "-", "-"
+			if a := m.AssignedTasks; a != nil {
+				act, stb, wrm = tasksLabel(a.ActiveTasks, taskE), tasksLabel(a.StandbyTasks, task), tasksLabel(a.WarmupTasks, task)
+			}
+			if p := m.TasksPendingRevocation; p != nil {
+				pend = tasksLabel(p.ActiveTasks, taskE)
+			}
+			ta := target[m.MemberID]
+			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, proc, client, host, endpoint,
+				int32p(m.MemberEpoch), dash(m.StateName), act, stb, wrm, pend,
+				tasksLabel(ta.ActiveTasks, task), tasksLabel(ta.StandbyTasks, task), tasksLabel(ta.WarmupTasks, task))
+		}
+		t.Flush()
 	}
 }
 
