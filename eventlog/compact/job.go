@@ -121,14 +121,8 @@ func fingerprint(in *input.Input, parts []int32) ([]string, error) {
 // Run runs the job. In strict mode a damaged input stops it with the *eventlog.Problem and
 // nothing is published; a failed proof stops it the same way.
 func (j *Job) Run(ctx context.Context) (*Result, error) {
-	if err := j.Options.check(); err != nil {
+	if err := j.check(); err != nil {
 		return nil, err
-	}
-	if !j.DryRun && j.Verify == nil {
-		return nil, errors.New("compact: a job needs a Verify function (the replay proof)")
-	}
-	if !j.DryRun && j.InPlace == (j.Output != "") {
-		return nil, errors.New("compact: give exactly one of an output path and in-place")
 	}
 	if j.InPlace {
 		if done, err := j.recoverInPlace(); err != nil {
@@ -161,25 +155,49 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	if j.DryRun {
-		for _, p := range parts {
-			st, err := j.compactPartition(ctx, in, p, func(c *Compacted) (Stats, error) { return Each(ctx, c, p, nil) })
-			if err != nil {
-				return res, err
-			}
-			res.Stats[p] = st
-			res.Total.Add(st)
-		}
-		return res, nil
+		return res, j.dryRun(ctx, in, res)
 	}
+	return res, j.compactProveAndPublish(ctx, in, fp, res)
+}
 
-	// Stage next to where the result goes, so the final rename stays on one filesystem.
+// check validates the job's settings.
+func (j *Job) check() error {
+	if err := j.Options.check(); err != nil {
+		return err
+	}
+	if !j.DryRun && j.Verify == nil {
+		return errors.New("compact: a job needs a Verify function (the replay proof)")
+	}
+	if !j.DryRun && j.InPlace == (j.Output != "") {
+		return errors.New("compact: give exactly one of an output path and in-place")
+	}
+	return nil
+}
+
+// dryRun counts what compaction would remove from each partition, writing nothing.
+func (j *Job) dryRun(ctx context.Context, in *input.Input, res *Result) error {
+	for _, p := range res.Partitions {
+		st, err := j.compactPartition(ctx, in, p, func(c *Compacted) (Stats, error) { return Each(ctx, c, p, nil) })
+		if err != nil {
+			return err
+		}
+		res.Stats[p] = st
+		res.Total.Add(st)
+	}
+	return nil
+}
+
+// compactProveAndPublish writes the compacted log to a staging directory next to where the
+// result goes (so that the final rename stays on one filesystem), proves it, and publishes
+// it. Until it is published, the staging directory is removed on every return.
+func (j *Job) compactProveAndPublish(ctx context.Context, in *input.Input, fp []string, res *Result) error {
 	final := j.Output
 	if j.InPlace {
 		final = j.Input
 	}
 	staged := filepath.Clean(final) + ".compact-new"
 	if err := os.RemoveAll(staged); err != nil { // an abandoned, unverified attempt
-		return nil, err
+		return err
 	}
 	published := false
 	defer func() {
@@ -189,8 +207,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}()
 	var out *pebblelog.Log
 	if in.DB != nil {
+		var err error
 		if out, err = pebblelog.Open(staged, nil); err != nil {
-			return nil, err
+			return err
 		}
 		defer func() {
 			if out != nil {
@@ -198,9 +217,51 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			}
 		}()
 	} else if err := os.MkdirAll(staged, 0o755); err != nil {
-		return nil, err
+		return err
 	}
-	for _, p := range parts {
+	if err := j.writeStaged(ctx, in, staged, out, res); err != nil {
+		return err
+	}
+	var stagedSrc eventlog.Source
+	if out != nil {
+		stagedSrc = out
+	} else {
+		r, err := segment.Open(staged, segment.Options{})
+		if err != nil {
+			return fmt.Errorf("re-read compacted segments: %w", err)
+		}
+		stagedSrc = r
+	}
+	j.logf("verifying: replaying the original and the compacted log")
+	vstart := time.Now()
+	if err := j.Verify(ctx, in, stagedSrc, res.Partitions); err != nil {
+		return fmt.Errorf("proof failed, nothing replaced: %w", err)
+	}
+	j.logf("proof passed (%s)", time.Since(vstart).Round(time.Millisecond))
+	if out != nil {
+		if err := out.Close(); err != nil {
+			return err
+		}
+		out = nil
+	}
+	man := Manifest{Input: j.Input, Fingerprint: fp, Now: j.Options.Now, DeleteRetention: j.Options.DeleteRetention, Stats: res.Total}
+	b, _ := json.MarshalIndent(man, "", "  ")
+	if err := writeFileSync(filepath.Join(staged, ManifestName), b); err != nil {
+		return err
+	}
+	if err := syncDir(staged); err != nil {
+		return err
+	}
+	in.Close()
+	var err error
+	published, err = j.publish(in, staged, res)
+	return err
+}
+
+// writeStaged compacts every partition of in into staged: into out when the input is a
+// database, else as segment files (with the partition files that stay valid).
+func (j *Job) writeStaged(ctx context.Context, in *input.Input, staged string, out *pebblelog.Log, res *Result) error {
+	for _, p := range res.Partitions {
 		st, err := j.compactPartition(ctx, in, p, func(c *Compacted) (Stats, error) {
 			if out != nil {
 				return WritePebble(ctx, c, p, out)
@@ -221,72 +282,48 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			return st, copyKeptFiles(from, filepath.Join(staged, PartitionDir(p)))
 		})
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.Stats[p] = st
 		res.Total.Add(st)
 	}
-	var stagedSrc eventlog.Source
-	if out != nil {
-		stagedSrc = out
-	} else {
-		r, err := segment.Open(staged, segment.Options{})
-		if err != nil {
-			return res, fmt.Errorf("re-read compacted segments: %w", err)
-		}
-		stagedSrc = r
-	}
-	j.logf("verifying: replaying the original and the compacted log")
-	vstart := time.Now()
-	if err := j.Verify(ctx, in, stagedSrc, parts); err != nil {
-		return res, fmt.Errorf("proof failed, nothing replaced: %w", err)
-	}
-	j.logf("proof passed (%s)", time.Since(vstart).Round(time.Millisecond))
-	if out != nil {
-		if err := out.Close(); err != nil {
-			return res, err
-		}
-		out = nil
-	}
-	man := Manifest{Input: j.Input, Fingerprint: fp, Now: j.Options.Now, DeleteRetention: j.Options.DeleteRetention, Stats: res.Total}
-	b, _ := json.MarshalIndent(man, "", "  ")
-	if err := writeFileSync(filepath.Join(staged, ManifestName), b); err != nil {
-		return res, err
-	}
-	if err := syncDir(staged); err != nil {
-		return res, err
-	}
-	in.Close()
+	return nil
+}
+
+// publish puts the proven, synced staging directory in place: renamed to the output path, or
+// swapped with the input (a database or partition directory at once, a log directory one
+// partition at a time). published says the staging directory is no longer the caller's to
+// remove.
+func (j *Job) publish(in *input.Input, staged string, res *Result) (published bool, err error) {
 	if !j.InPlace {
 		if err := os.Rename(staged, j.Output); err != nil {
-			return res, err
+			return false, err
 		}
-		published = true
 		res.Published = j.Output
-		return res, syncDir(filepath.Dir(filepath.Clean(j.Output)))
+		return true, syncDir(filepath.Dir(filepath.Clean(j.Output)))
 	}
 	if in.DB != nil || in.Kind == input.PartitionDir {
 		src := staged
 		if in.Kind == input.PartitionDir {
-			src = filepath.Join(staged, PartitionDir(parts[0]))
+			src = filepath.Join(staged, PartitionDir(res.Partitions[0]))
 		}
 		if err := Replace(j.Input, src, j.KeepBackup); err != nil {
-			return res, err
+			return false, err
 		}
 	} else {
 		// A log directory: each __consumer_offsets-N directory is swapped on its own.
-		for _, p := range parts {
+		for _, p := range res.Partitions {
 			if err := Replace(filepath.Join(j.Input, PartitionDir(p)), filepath.Join(staged, PartitionDir(p)), j.KeepBackup); err != nil {
-				return res, err
+				return false, err
 			}
 		}
 	}
-	published = true // the staged root now holds only the manifest (segments) or nothing
+	// The staged root now holds only the manifest (segments) or nothing.
 	if in.DB == nil {
 		os.RemoveAll(staged)
 	}
 	res.Published = j.Input
-	return res, nil
+	return true, nil
 }
 
 // recoverInPlace completes interrupted swaps of the input (the Pebble log or partition
