@@ -444,13 +444,21 @@ func (g *gen) flexExpr(st *structDef) string {
 	return "flex"
 }
 
+// genStruct writes a struct of the schema with its defaults, reader, writer and JSON writer.
 func (g *gen) genStruct(st *structDef) {
 	m := g.s.owner[st.name]
 	isTop := m != nil && m.body == st
 	valid := g.validOf(st)
 	flexible := g.hasFlexible(st)
+	g.genType(st, m, isTop, flexible)
+	g.genDefaults(st, flexible)
+	g.genRead(st, valid, flexible)
+	g.genAppend(st, valid, flexible)
+	g.genJSON(st, valid)
+}
 
-	// The type.
+// genType writes the struct type.
+func (g *gen) genType(st *structDef, m *message, isTop, flexible bool) {
 	if isTop && m.kind == "value" {
 		layout := "the layout of Kafka 4.1 to 4.4"
 		if m.layout != "" {
@@ -479,8 +487,10 @@ func (g *gen) genStruct(st *structDef) {
 	}
 	g.p("}")
 	g.p("")
+}
 
-	// setDefaults.
+// genDefaults writes setDefaults, the constructor and isDefault.
+func (g *gen) genDefaults(st *structDef, flexible bool) {
 	g.p("// setDefaults sets every field to its schema default.")
 	g.p("func (s *%s) setDefaults() {", st.name)
 	for _, f := range st.fields {
@@ -506,8 +516,11 @@ func (g *gen) genStruct(st *structDef) {
 	g.p("return %s", strings.Join(conds, " && \n"))
 	g.p("}")
 	g.p("")
+}
 
-	// read.
+// genRead writes the reader: untagged fields in order, then the tagged fields of flexible
+// versions (unknown tags kept raw).
+func (g *gen) genRead(st *structDef, valid vrange, flexible bool) {
 	g.p("func (s *%s) read(r *reader, version int16, flex bool) {", st.name)
 	for _, f := range st.fields {
 		if f.tag >= 0 {
@@ -553,8 +566,10 @@ func (g *gen) genStruct(st *structDef) {
 	}
 	g.p("}")
 	g.p("")
+}
 
-	// appendTo.
+// genAppend writes the encoder: known tagged fields and unknown tags are merged in tag order.
+func (g *gen) genAppend(st *structDef, valid vrange, flexible bool) {
 	g.p("func (s *%s) appendTo(b []byte, version int16, flex bool) ([]byte, error) {", st.name)
 	g.p("var err error")
 	g.p("_ = err")
@@ -610,8 +625,10 @@ func (g *gen) genStruct(st *structDef) {
 	g.p("return b, nil")
 	g.p("}")
 	g.p("")
+}
 
-	// writeJSON.
+// genJSON writes the JSON writer (kafka-dump-log's field names and omissions).
+func (g *gen) genJSON(st *structDef, valid vrange) {
 	g.p("func (s *%s) writeJSON(w *jsonWriter, version int16) {", st.name)
 	g.p("w.openObject()")
 	for _, f := range st.fields {
