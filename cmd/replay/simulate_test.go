@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const simScenario = "../../coordinator/streams/testdata/static.scenario"
+// simScenario is one of the coordinator's scenario tests, a datadriven file.
+const simScenario = "../../coordinator/streams/testdata/static"
 
 func TestSimulateIntoPebbleThenDescribe(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
