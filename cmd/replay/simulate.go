@@ -35,6 +35,11 @@ see package coordinator/streams/streamstest) through coordlog's streams group co
 records are appended as one batch to the log and applied through replay, as a restarted
 coordinator would do; the transcript (requests, responses, records) goes to stdout.
 
+The script is plain (one command per line, '#' comments) or a datadriven test file such as
+the coordinator's scenario tests (coordinator/streams/testdata/*): its directives run and its
+expected-output blocks are skipped, so the transcript is the directives, each followed by
+what the test file expects of it.
+
 --db appends to a coordlog Pebble log (the partition's existing records are replayed first);
 --segments writes Kafka segment files into a new __consumer_offsets-N directory.`,
 		Args: argsError(0, "no arguments"),
@@ -43,7 +48,7 @@ coordinator would do; the transcript (requests, responses, records) goes to stdo
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.scenario, "scenario", "", "the scenario script")
+	fl.StringVar(&f.scenario, "scenario", "", "the scenario script (plain, or a datadriven test file)")
 	fl.StringVar(&f.db, "db", "", "append to this coordlog database (created when missing)")
 	fl.StringVar(&f.segments, "segments", "", "write segment files into this (new or empty) partition directory")
 	fl.Int32Var(&f.partition, "partition", 0, "the __consumer_offsets partition")

@@ -108,6 +108,30 @@ type stickyState struct {
 	taskCapacity   int
 	activeQuota    int
 	totalQuota     int
+
+	subs     []configuredSubtopology // sorted by id
+	spans    map[string]taskSpan     // by subtopology id
+	taskOf   []TaskID                // by dense task index
+	maxTasks int                     // the largest task count of a subtopology
+	members  []*aMember              // in input order
+}
+
+// taskSpan is a subtopology's range of dense task indexes: base + partition, n tasks.
+type taskSpan struct{ base, n int }
+
+// standbyCand is a member that may take a task it held as a standby (prevSB) or reported
+// offsets for; order is its position among the task's candidates.
+type standbyCand struct {
+	m      *aMember
+	prevSB bool
+	offset int64
+	order  int
+}
+
+// queuedStandby is a stateful task still needing left standby replicas after the sticky pass.
+type queuedStandby struct {
+	i    int
+	left int
 }
 
 func ceilDiv(a, b int) int {
@@ -155,15 +179,29 @@ func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
 // stickyAssign is Kafka 4.4's StickyTaskAssignor (fact sheet 5.2) with deterministic tie
 // breaking. subs must be sorted by id; members sorted by id.
 func stickyAssign(members []assignMember, subs []configuredSubtopology, numStandby int) (map[string]tuple, error) {
-	s := &stickyState{procs: map[string]*aProc{}, prevActive: map[TaskID]*aMember{}, standbyRanked: map[TaskID][]*aMember{}, numStandby: numStandby}
-	// Dense task indexes: subtopology base + partition; tasks outside the topology get -1.
-	type span struct{ base, n int }
-	spans := make(map[string]span, len(subs))
+	var s stickyState
+	s.init(members, subs, numStandby)
+	if err := s.assignActive(); err != nil {
+		return nil, err
+	}
+	if numStandby > 0 {
+		s.assignStandby()
+	}
+	return s.result(), nil
+}
+
+// init prepares a run: dense task indexes (subtopology base + partition; tasks outside the
+// topology get -1, so that sorting tasks is integer sorting), the quotas, the processes and
+// members, and the candidates ranked for each task.
+func (s *stickyState) init(members []assignMember, subs []configuredSubtopology, numStandby int) {
+	*s = stickyState{procs: map[string]*aProc{}, prevActive: map[TaskID]*aMember{}, standbyRanked: map[TaskID][]*aMember{}, numStandby: numStandby, subs: subs}
+	spans := make(map[string]taskSpan, len(subs))
 	total := 0
 	for _, st := range subs {
-		spans[st.id] = span{total, int(st.numTasks)}
+		spans[st.id] = taskSpan{total, int(st.numTasks)}
 		total += int(st.numTasks)
 	}
+	s.spans = spans
 	holders := make([][]int32, total)
 	index := func(t TaskID) int {
 		sp, ok := spans[t.Subtopology]
@@ -183,41 +221,52 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 	s.activeCapacity, s.taskCapacity = len(members), len(members)
 	s.activeQuota = ceilDiv(s.totalActive, s.activeCapacity)
 	s.totalQuota = ceilDiv(s.totalTasks, s.taskCapacity)
+	s.addMembers(members, &holders, index)
 
-	type cand struct {
-		m      *aMember
-		prevSB bool
-		offset int64
-		order  int
+	// Tasks by dense index: subtopology order, then partition (the (subtopology, partition)
+	// sort order, because subs are sorted).
+	s.taskOf = make([]TaskID, total)
+	for _, st := range subs {
+		sp := spans[st.id]
+		for p := 0; p < sp.n; p++ {
+			s.taskOf[sp.base+p] = TaskID{st.id, int32(p)}
+		}
+		s.maxTasks = max(s.maxTasks, sp.n)
 	}
-	cands := map[TaskID][]cand{}
-	all := make([]*aMember, len(members))
+}
+
+// addMembers creates the processes (procList sorted by id) and the members; records each
+// task's previous active owner; and ranks each task's candidates (standbyRanked): its
+// previous standby holders first, then by reported offset, descending.
+func (s *stickyState) addMembers(members []assignMember, holders *[][]int32, index func(TaskID) int) {
+	cands := map[TaskID][]standbyCand{}
+	s.members = make([]*aMember, len(members))
 	for i, in := range members {
 		p := s.procs[in.processID]
 		if p == nil {
-			p = &aProc{id: in.processID, num: int32(len(s.procList)), holders: &holders, index: index}
+			p = &aProc{id: in.processID, num: int32(len(s.procList)), holders: holders, index: index}
 			s.procs[in.processID] = p
 			s.procList = append(s.procList, p)
 		}
 		m := &aMember{id: in.id, proc: p}
 		p.members = append(p.members, m)
-		all[i] = m
+		s.members[i] = m
 		for t := range in.active {
 			s.prevActive[t] = m // last member seen wins, as in Kafka
 		}
 		for t := range in.standby {
-			cands[t] = append(cands[t], cand{m, true, in.offsets[t], len(cands[t])})
+			cands[t] = append(cands[t], standbyCand{m, true, in.offsets[t], len(cands[t])})
 		}
 		for t, off := range in.offsets {
 			if in.standby.has(t) {
 				continue
 			}
-			cands[t] = append(cands[t], cand{m, false, off, len(cands[t])})
+			cands[t] = append(cands[t], standbyCand{m, false, off, len(cands[t])})
 		}
 	}
 	slices.SortFunc(s.procList, func(a, b *aProc) int { return cmp.Compare(a.id, b.id) })
 	for t, cs := range cands {
-		slices.SortStableFunc(cs, func(a, b cand) int {
+		slices.SortStableFunc(cs, func(a, b standbyCand) int {
 			if a.prevSB != b.prevSB {
 				if a.prevSB {
 					return -1
@@ -232,139 +281,142 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 		}
 		s.standbyRanked[t] = ms
 	}
+}
 
-	// Tasks by dense index (subtopology order, then partition: the (subtopology, partition)
-	// sort order, because subs are sorted), so that sorting is integer sorting.
-	taskOf := make([]TaskID, total)
-	maxTasks := 0
-	for _, st := range subs {
-		sp := spans[st.id]
-		for p := 0; p < sp.n; p++ {
-			taskOf[sp.base+p] = TaskID{st.id, int32(p)}
-		}
-		maxTasks = max(maxTasks, sp.n)
-	}
+// addActive assigns active task t to m and updates the quotas.
+func (s *stickyState) addActive(m *aMember, t TaskID) {
+	n := m.proc.add(m, t, true)
+	s.afterActive(n)
+	s.afterTotal(n)
+}
 
-	// Active tasks, by (partition, subtopology).
-	tasks := make([]int, 0, total)
-	for p := 0; p < maxTasks; p++ {
-		for _, st := range subs {
-			if sp := spans[st.id]; p < sp.n {
+// assignActive assigns every active task, by (partition, subtopology): to its previous owner
+// while under the active quota, else to its best-ranked candidate (pickPrev) under the quota,
+// else (by (subtopology, partition)) to the least-loaded member of the least-loaded process.
+func (s *stickyState) assignActive() error {
+	tasks := make([]int, 0, len(s.taskOf))
+	for p := 0; p < s.maxTasks; p++ {
+		for _, st := range s.subs {
+			if sp := s.spans[st.id]; p < sp.n {
 				tasks = append(tasks, sp.base+p)
 			}
 		}
 	}
 	rest := make([]int, 0, len(tasks))
 	for _, i := range tasks {
-		t := taskOf[i]
+		t := s.taskOf[i]
 		if m := s.prevActive[t]; m != nil && m.count < s.activeQuota {
-			n := m.proc.add(m, t, true)
-			s.afterActive(n)
-			s.afterTotal(n)
+			s.addActive(m, t)
 			continue
 		}
 		rest = append(rest, i)
 	}
 	rest2 := make([]int, 0, len(rest))
 	for _, i := range rest {
-		t := taskOf[i]
+		t := s.taskOf[i]
 		if m := s.pickPrev(s.standbyRanked[t], nil); m != nil && m.count < s.activeQuota {
-			n := m.proc.add(m, t, true)
-			s.afterActive(n)
-			s.afterTotal(n)
+			s.addActive(m, t)
 			continue
 		}
 		rest2 = append(rest2, i)
 	}
 	slices.Sort(rest2) // (subtopology, partition)
-	if len(rest2) > 0 {
-		if len(s.procList) == 0 {
-			return nil, fmt.Errorf("no process available to assign active task %v", taskOf[rest2[0]])
-		}
-		h := newProcHeap(s.procList)
-		for _, i := range rest2 {
-			p := h.peek()
-			m := p.leastLoaded()
-			n := p.add(m, taskOf[i], true)
-			s.afterActive(n)
-			s.afterTotal(n)
-			heap.Fix(h, 0)
-		}
+	if len(rest2) == 0 {
+		return nil
 	}
+	if len(s.procList) == 0 {
+		return fmt.Errorf("no process available to assign active task %v", s.taskOf[rest2[0]])
+	}
+	h := newProcHeap(s.procList)
+	for _, i := range rest2 {
+		p := h.peek()
+		s.addActive(p.leastLoaded(), s.taskOf[i])
+		heap.Fix(h, 0)
+	}
+	return nil
+}
 
-	// Standby tasks.
-	if numStandby > 0 {
-		// Stateful tasks by partition descending, then subtopology descending.
-		var stateful []int
-		for p := maxTasks - 1; p >= 0; p-- {
-			for j := len(subs) - 1; j >= 0; j-- {
-				if sp := spans[subs[j].id]; subs[j].stateful && p < sp.n {
-					stateful = append(stateful, sp.base+p)
+// assignStandby assigns numStandby standby replicas of every stateful task: sticky first
+// (assignStandbySticky), then the rest to the least-loaded processes that do not hold the
+// task yet.
+func (s *stickyState) assignStandby() {
+	queue := s.assignStandbySticky()
+	// By subtopology descending, then partition descending.
+	slices.SortFunc(queue, func(a, b queuedStandby) int { return cmp.Compare(b.i, a.i) })
+	h := newProcHeap(s.procList)
+	var popped []*aProc
+	for _, q := range queue {
+		t := s.taskOf[q.i]
+		for r := 0; r < q.left; r++ {
+			if root := h.peek(); !root.has(t) {
+				// Common case: the least-loaded process does not hold the task yet.
+				if m := root.leastLoaded(); m != nil {
+					s.afterTotal(root.add(m, t, false))
+					heap.Fix(h, 0)
+				}
+				continue
+			}
+			popped = popped[:0]
+			var target *aProc
+			for h.Len() > 0 {
+				p := heap.Pop(h).(*aProc)
+				popped = append(popped, p)
+				if !p.has(t) {
+					target = p
+					break
 				}
 			}
-		}
-		type queued struct {
-			i    int
-			left int
-		}
-		var queue []queued
-		for _, i := range stateful {
-			t := taskOf[i]
-			for r := 0; r < numStandby; r++ {
-				if m := s.prevActive[t]; m != nil && !m.proc.has(t) && m.count < s.totalQuota {
-					s.afterTotal(m.proc.add(m, t, false))
-					continue
+			if target != nil {
+				if m := target.leastLoaded(); m != nil {
+					s.afterTotal(target.add(m, t, false))
 				}
-				if m := s.pickPrev(s.standbyRanked[t], &t); m != nil && m.count < s.totalQuota {
-					s.afterTotal(m.proc.add(m, t, false))
-					continue
-				}
-				queue = append(queue, queued{i, numStandby - r})
-				break
 			}
-		}
-		// By subtopology descending, then partition descending.
-		slices.SortFunc(queue, func(a, b queued) int { return cmp.Compare(b.i, a.i) })
-		h := newProcHeap(s.procList)
-		var popped []*aProc
-		for _, q := range queue {
-			t := taskOf[q.i]
-			for r := 0; r < q.left; r++ {
-				if root := h.peek(); !root.has(t) {
-					// Common case: the least-loaded process does not hold the task yet.
-					if m := root.leastLoaded(); m != nil {
-						s.afterTotal(root.add(m, t, false))
-						heap.Fix(h, 0)
-					}
-					continue
-				}
-				popped = popped[:0]
-				var target *aProc
-				for h.Len() > 0 {
-					p := heap.Pop(h).(*aProc)
-					popped = append(popped, p)
-					if !p.has(t) {
-						target = p
-						break
-					}
-				}
-				if target != nil {
-					if m := target.leastLoaded(); m != nil {
-						s.afterTotal(target.add(m, t, false))
-					}
-				}
-				for _, p := range popped {
-					heap.Push(h, p)
-				}
-				if target == nil {
-					break // every process holds the task: not enough capacity
-				}
+			for _, p := range popped {
+				heap.Push(h, p)
+			}
+			if target == nil {
+				break // every process holds the task: not enough capacity
 			}
 		}
 	}
+}
 
-	out := make(map[string]tuple, len(all))
-	for _, m := range all {
+// assignStandbySticky gives each stateful task (by partition descending, then subtopology
+// descending) its standby replicas on its previous active owner, then on its best-ranked
+// candidate, while their process does not hold it and they are under the total quota; it
+// returns the tasks still needing replicas.
+func (s *stickyState) assignStandbySticky() []queuedStandby {
+	var stateful []int
+	for p := s.maxTasks - 1; p >= 0; p-- {
+		for j := len(s.subs) - 1; j >= 0; j-- {
+			if sp := s.spans[s.subs[j].id]; s.subs[j].stateful && p < sp.n {
+				stateful = append(stateful, sp.base+p)
+			}
+		}
+	}
+	var queue []queuedStandby
+	for _, i := range stateful {
+		t := s.taskOf[i]
+		for r := 0; r < s.numStandby; r++ {
+			if m := s.prevActive[t]; m != nil && !m.proc.has(t) && m.count < s.totalQuota {
+				s.afterTotal(m.proc.add(m, t, false))
+				continue
+			}
+			if m := s.pickPrev(s.standbyRanked[t], &t); m != nil && m.count < s.totalQuota {
+				s.afterTotal(m.proc.add(m, t, false))
+				continue
+			}
+			queue = append(queue, queuedStandby{i, s.numStandby - r})
+			break
+		}
+	}
+	return queue
+}
+
+// result is every member's target, in the assignor's output shape.
+func (s *stickyState) result() map[string]tuple {
+	out := make(map[string]tuple, len(s.members))
+	for _, m := range s.members {
 		var tt tuple
 		if len(m.active) > 0 {
 			tt.active = make(taskMap, len(m.active))
@@ -380,5 +432,5 @@ func stickyAssign(members []assignMember, subs []configuredSubtopology, numStand
 		}
 		out[m.id] = tt
 	}
-	return out, nil
+	return out
 }

@@ -24,8 +24,11 @@
 //     Metadata the topics with partition counts and ids, and a Version that changes with them.
 //   - streamstest.Runner executes scenario scripts through the coordinator into any log (a
 //     streamstest.Log, which *replay.Engine satisfies); the tests and `replay simulate` use
-//     it. The shared pieces (batches, error codes, epochs, metadata hash, timers) are in
-//     package coordinator.
+//     it. The scenario tests are datadriven files in testdata, one scenario each: a directive
+//     per command, the transcript lines it prints as expected output (rewritten with
+//     `go test -rewrite`); `replay simulate --scenario` runs them as scripts. The shared
+//     pieces (batches, error codes, epochs, metadata hash, timers) are in package
+//     coordinator.
 //
 // Records are written in Kafka's order (fact sheet 4.5): [classic tombstone] [static
 // replacement: 22, 21, 19 tombstones of the old id; 19, 21, 22 of the new] 19, 23, 17,

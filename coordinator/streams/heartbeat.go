@@ -253,82 +253,210 @@ func checkTaskOffsets(lists ...[]kmsg.TaskOffset) *coordinator.Error {
 
 func strp(s string) *string { return &s }
 
-// regular is GroupMetadataManager.streamsGroupHeartbeat (member epoch >= 0).
-func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Metadata, req Request, cfg Config, now int64) (Result, *coordinator.Error) {
-	r := req.Heartbeat
-	var records []recordcodec.Record
-	var statuses []Status
-	joining := r.MemberEpoch == 0
+// heartbeat carries one regular heartbeat through the steps of regular: the request, then
+// what each step decides for the steps after it, in the order the steps set it.
+type heartbeat struct {
+	req     Request
+	r       *kmsg.StreamsGroupHeartbeatRequest
+	soft    *Soft
+	md      *coordinator.Metadata
+	cfg     Config
+	now     int64
+	joining bool // member epoch 0
 
-	var g *group
-	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
-		g = gs.model
-	} else {
-		var err *coordinator.Error
-		if g, err = loadGroup(st, r.Group, joining, &records); err != nil {
-			return Result{}, err
-		}
+	// The decision so far: records to append and response statuses, in order.
+	records  []recordcodec.Record
+	statuses []Status
+
+	// loadGroupCheckCapacity.
+	g             *group
+	existedBefore bool // the group was in the state (not created by this join)
+	wasEmpty      bool
+
+	// resolveMember and updateMemberMetadata.
+	m        *member // the member as the request found it (or a new one)
+	replaced *member // the static member m replaces, if any
+	u        *member // m with the request's metadata
+
+	// Why the group epoch is bumped: recompute (member, hash, validated epoch, assignment
+	// configs) or refine (a caught-up warm-up, KIP-1071).
+	recompute, refine bool
+
+	// updateTopology, configureTopology, validateTasks.
+	topology        *groupstate.StreamsTopology // the group's topology after this heartbeat
+	topologyChanged bool                        // replaced by a KIP topology update
+	ct              *configuredTopology
+	mdVersion       int64
+	hash            int64 // the metadata hash record 17 carries
+	validated       int32 // the validated topology epoch (-1: not ready)
+
+	// updateSoftState and after.
+	gs          *GroupSoft
+	ms          *MemberSoft
+	currentCfgs []kv
+	groupEpoch  int32
+	targetEpoch int32
+	target      map[string]tuple
+	updated     *member // u reconciled toward its target
+}
+
+// regular is GroupMetadataManager.streamsGroupHeartbeat (member epoch >= 0), step by step in
+// Kafka's order. A step that fails ends the decision with its error: the records prepared so
+// far are dropped (Kafka aborts the whole write operation).
+func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Metadata, req Request, cfg Config, now int64) (Result, *coordinator.Error) {
+	h := &heartbeat{req: req, r: req.Heartbeat, soft: soft, md: md, cfg: cfg, now: now, joining: req.Heartbeat.MemberEpoch == 0}
+	if err := h.loadGroupCheckCapacity(st); err != nil {
+		return Result{}, err
 	}
-	existedBefore := g.exists
-	wasEmpty := len(g.members) == 0
-	if joining {
+	if err := h.resolveMember(); err != nil {
+		return Result{}, err
+	}
+	// 1. Member metadata.
+	if err := h.updateMemberMetadata(); err != nil {
+		return Result{}, err
+	}
+	// 2. Topology.
+	if err := h.updateTopology(); err != nil {
+		return Result{}, err
+	}
+	h.setTopologyStaleStatus()
+	// 3. Configured topology and metadata hash; 3b. owned tasks against it.
+	if err := h.configureTopology(); err != nil {
+		return Result{}, err
+	}
+	if err := h.validateTasks(); err != nil {
+		return Result{}, err
+	}
+	// From here on nothing fails except the assignor: soft state may change.
+	h.updateSoftState()
+	h.bumpGroupEpoch()
+	h.initialRebalanceDelay()
+	// 4. Target assignment.
+	if err := h.updateTarget(c); err != nil {
+		return Result{}, err
+	}
+	// 5. Reconcile.
+	if err := h.reconcile(); err != nil {
+		return Result{}, err
+	}
+	h.scheduleTimers()
+	return h.response(), nil
+}
+
+// loadGroupCheckCapacity gets the group (the model cached for the same state offset, else
+// loadGroup) and, for a join, is throwIfStreamsGroupIsFull: a member already in the group, by
+// member id or instance id, may rejoin a full group.
+func (h *heartbeat) loadGroupCheckCapacity(st groupstate.View) *coordinator.Error {
+	r := h.r
+	if gs := h.soft.Groups[r.Group]; gs != nil && gs.model != nil && h.req.StateOffset > 0 && gs.modelOffset == h.req.StateOffset {
+		h.g = gs.model
+	} else {
+		g, err := loadGroup(st, r.Group, h.joining, &h.records)
+		if err != nil {
+			return err
+		}
+		h.g = g
+	}
+	g := h.g
+	h.existedBefore = g.exists
+	h.wasEmpty = len(g.members) == 0
+	if h.joining {
 		_, known := g.members[r.MemberID]
 		staticKnown := r.InstanceID != nil && g.static[*r.InstanceID] != ""
-		if len(g.members) >= int(cfg.MaxSize) && !known && !staticKnown {
-			return Result{}, coordinator.Errorf(coordinator.ErrGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.MaxSize)
+		if len(g.members) >= int(h.cfg.MaxSize) && !known && !staticKnown {
+			return coordinator.Errorf(coordinator.ErrGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", h.cfg.MaxSize)
 		}
 	}
+	return nil
+}
 
-	// Member.
-	var m *member
-	var replaced *member // the static member this one replaces
-	if r.InstanceID == nil {
-		if m = g.members[r.MemberID]; m == nil {
-			if !joining {
-				return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
-			}
-			m = newDefaultMember(r.MemberID)
-		}
-		if err := checkEpoch(m, r); err != nil {
-			return Result{}, err
-		}
-	} else {
-		inst := *r.InstanceID
-		var old *member
-		if id := g.static[inst]; id != "" {
-			old = g.members[id]
-		}
-		if joining {
-			if old == nil {
-				if m = g.members[r.MemberID]; m == nil {
-					m = newDefaultMember(r.MemberID)
-				}
-			} else {
-				if old.epoch != -2 {
-					return Result{}, coordinator.Errorf(coordinator.ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, inst, old.id)
-				}
-				m = old.clone()
-				m.id, m.epoch, m.prevEpoch = r.MemberID, 0, 0
-				replaced = old
-				records = append(records, removeMemberRecords(g.id, old.id)...)
-				records = append(records, memberMetadataRecord(g.id, m), targetMemberRecord(g.id, m.id, g.target[old.id]), currentAssignmentRecord(g.id, m))
-			}
-		} else {
-			if old == nil {
-				return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
-			}
-			if old.id != r.MemberID {
-				return Result{}, coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, old.id)
-			}
-			m = old
-			if err := checkEpoch(m, r); err != nil {
-				return Result{}, err
-			}
-		}
+// resolveMember finds or creates the member the heartbeat is from and checks its epoch.
+func (h *heartbeat) resolveMember() *coordinator.Error {
+	switch {
+	case h.r.InstanceID == nil:
+		return h.dynamicMember()
+	case h.joining:
+		return h.staticJoin()
+	default:
+		return h.staticMember()
 	}
+}
 
-	// 1. Member metadata.
-	u := m.clone()
+// dynamicMember is getOrMaybeCreateDynamicStreamsGroupMember: a known member id, or a new
+// member when joining; then the epoch check.
+func (h *heartbeat) dynamicMember() *coordinator.Error {
+	r := h.r
+	if h.m = h.g.members[r.MemberID]; h.m == nil {
+		if !h.joining {
+			return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
+		}
+		h.m = newDefaultMember(r.MemberID)
+	}
+	return checkEpoch(h.m, r)
+}
+
+// staticOwner is the member that holds the request's instance id, or nil.
+func (h *heartbeat) staticOwner() *member {
+	if id := h.g.static[*h.r.InstanceID]; id != "" {
+		return h.g.members[id]
+	}
+	return nil
+}
+
+// staticJoin is a static member joining (epoch 0): with an instance id nobody holds it is the
+// member of its member id, or a new one; an instance id held by a member parked at epoch -2
+// (a temporary leave) is taken over (staticReplacement); held by an active member, it is
+// UNRELEASED_INSTANCE_ID.
+func (h *heartbeat) staticJoin() *coordinator.Error {
+	r := h.r
+	old := h.staticOwner()
+	if old == nil {
+		if h.m = h.g.members[r.MemberID]; h.m == nil {
+			h.m = newDefaultMember(r.MemberID)
+		}
+		return nil
+	}
+	if old.epoch != -2 {
+		return coordinator.Errorf(coordinator.ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, *r.InstanceID, old.id)
+	}
+	h.staticReplacement(old)
+	return nil
+}
+
+// staticReplacement: the joining member id replaces old at epoch 0, keeping its metadata and
+// assignment; old's records are tombstoned (22, 21, 19) and the new id's written (19, 21, 22).
+func (h *heartbeat) staticReplacement(old *member) {
+	g := h.g
+	m := old.clone()
+	m.id, m.epoch, m.prevEpoch = h.r.MemberID, 0, 0
+	h.m, h.replaced = m, old
+	h.records = append(h.records, removeMemberRecords(g.id, old.id)...)
+	h.records = append(h.records, memberMetadataRecord(g.id, m), targetMemberRecord(g.id, m.id, g.target[old.id]), currentAssignmentRecord(g.id, m))
+}
+
+// staticMember is a regular heartbeat of a static member: its instance id must be known
+// (UNKNOWN_MEMBER_ID) and held by its member id (FENCED_INSTANCE_ID); then the epoch check.
+func (h *heartbeat) staticMember() *coordinator.Error {
+	r := h.r
+	inst := *r.InstanceID
+	old := h.staticOwner()
+	if old == nil {
+		return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+	}
+	if old.id != r.MemberID {
+		return coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, old.id)
+	}
+	h.m = old
+	return checkEpoch(h.m, r)
+}
+
+// updateMemberMetadata is step 1 (StreamsGroupMember.Builder, then
+// hasStreamsMemberMetadataChanged): the member with the request's metadata, and record 19
+// when it changed; that bumps the group epoch for a dynamic member, and for a static one only
+// when the change is epoch relevant.
+func (h *heartbeat) updateMemberMetadata() *coordinator.Error {
+	r := h.r
+	u := h.m.clone()
 	if r.InstanceID != nil {
 		u.instanceID = strp(*r.InstanceID)
 	}
@@ -341,163 +469,221 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	if r.Topology != nil {
 		u.topologyEpoch = r.Topology.Epoch
 	}
-	u.clientID, u.clientHost = req.ClientID, req.ClientHost
+	u.clientID, u.clientHost = h.req.ClientID, h.req.ClientHost
 	if r.ProcessID != nil {
 		u.processID = *r.ProcessID
 	}
 	if r.ClientTags != nil {
-		tags := map[string]string{}
-		for _, t := range r.ClientTags {
-			if _, dup := tags[t.Key]; dup {
-				return Result{}, coordinator.Errorf(coordinator.ErrUnknownServerError, "") // Collectors.toMap throws
-			}
-			tags[t.Key] = t.Value
+		if err := setClientTags(u, r.ClientTags); err != nil {
+			return err
 		}
-		u.clientTags = u.clientTags[:0:0]
-		for k, v := range tags {
-			u.clientTags = append(u.clientTags, kv{k, v})
-		}
-		slices.SortFunc(u.clientTags, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	}
-	if joining {
+	if h.joining {
 		u.endpoint = nil
 	}
 	if r.UserEndpoint != nil {
 		u.endpoint = &groupstate.StreamsEndpoint{Host: r.UserEndpoint.Host, Port: r.UserEndpoint.Port}
 	}
-	recompute, refine := false, false
-	if !sameMetadata(m, u) {
-		records = append(records, memberMetadataRecord(g.id, u))
-		recompute = r.InstanceID == nil || epochRelevantChange(m, u)
+	h.u = u
+	if !sameMetadata(h.m, u) {
+		h.records = append(h.records, memberMetadataRecord(h.g.id, u))
+		h.recompute = r.InstanceID == nil || epochRelevantChange(h.m, u)
 	}
+	return nil
+}
 
-	// 2. Topology.
-	var topology *groupstate.StreamsTopology
-	topologyChanged := false
-	if r.Topology != nil {
-		reqTopo := topologyFromRequest(r.Topology)
-		switch {
-		case g.topology == nil:
-			records = append(records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTopology, Group: g.id}, Value: topologyRecordValue(r.Topology)})
-			topology = reqTopo
-		case cfg.TopologyUpdates:
-			ge, re := g.topology.Epoch, r.Topology.Epoch
-			switch {
-			case re < ge:
-				return Result{}, coordinator.Errorf(ErrStreamsTopologyFenced, "The topology epoch %d is older than the group's topology epoch %d.", re, ge)
-			case re == ge && !sameTopology(g.topology, reqTopo):
-				return Result{}, coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology differs from the group's topology at the same epoch %d.", re)
-			case re > ge+1:
-				return Result{}, coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology epoch %d is more than one ahead of the group's topology epoch %d.", re, ge)
-			case re == ge+1:
-				records = append(records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTopology, Group: g.id}, Value: topologyRecordValue(r.Topology)})
-				topology, topologyChanged = reqTopo, true
-			default:
-				topology = g.topology
-			}
-		case g.topology.Epoch > r.Topology.Epoch:
-			topology = g.topology
-		case !sameTopology(g.topology, reqTopo):
-			return Result{}, coordinator.Errorf(coordinator.ErrInvalidRequest, "Topology updates are not supported yet.")
-		default:
-			topology = g.topology
+// setClientTags replaces u's client tags with the request's, sorted by key.
+func setClientTags(u *member, in []kmsg.StreamsGroupHeartbeatRequestClientTag) *coordinator.Error {
+	tags := map[string]string{}
+	for _, t := range in {
+		if _, dup := tags[t.Key]; dup {
+			return coordinator.Errorf(coordinator.ErrUnknownServerError, "") // Collectors.toMap throws
 		}
-	} else if g.topology != nil {
-		topology = g.topology
-	} else {
-		return Result{}, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+		tags[t.Key] = t.Value
 	}
-	if g.topology != nil && u.topologyEpoch < g.topology.Epoch && !topologyChanged {
-		statuses = append(statuses, Status{StatusStaleTopology, fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", u.topologyEpoch, g.topology.Epoch)})
+	u.clientTags = u.clientTags[:0:0]
+	for k, v := range tags {
+		u.clientTags = append(u.clientTags, kv{k, v})
 	}
+	slices.SortFunc(u.clientTags, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	return nil
+}
 
-	// 3. Configured topology and metadata hash.
-	gs := soft.Groups[g.id]
+// updateTopology is step 2, maybeUpdateTopology: a join initializes the group's topology
+// (record 23) or must bring the group's (or, in Kafka 4.4, an older one); a heartbeat without
+// topology keeps the group's. With Config.TopologyUpdates a join may also replace it
+// (updateTopologyKIP).
+func (h *heartbeat) updateTopology() *coordinator.Error {
+	r, g := h.r, h.g
+	if r.Topology == nil {
+		if g.topology == nil {
+			return coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+		}
+		h.topology = g.topology
+		return nil
+	}
+	reqTopo := topologyFromRequest(r.Topology)
+	switch {
+	case g.topology == nil:
+		h.writeTopology()
+		h.topology = reqTopo
+	case h.cfg.TopologyUpdates:
+		return h.updateTopologyKIP(reqTopo)
+	case g.topology.Epoch > r.Topology.Epoch:
+		h.topology = g.topology
+	case !sameTopology(g.topology, reqTopo):
+		return coordinator.Errorf(coordinator.ErrInvalidRequest, "Topology updates are not supported yet.")
+	default:
+		h.topology = g.topology
+	}
+	return nil
+}
+
+// updateTopologyKIP is step 2 with topology epochs as KIP-1071 describes them: an older epoch
+// is fenced, the same epoch must bring the same topology, and the next epoch replaces the
+// topology (record 23; the group epoch is bumped by the new validated topology epoch).
+func (h *heartbeat) updateTopologyKIP(reqTopo *groupstate.StreamsTopology) *coordinator.Error {
+	ge, re := h.g.topology.Epoch, h.r.Topology.Epoch
+	switch {
+	case re < ge:
+		return coordinator.Errorf(ErrStreamsTopologyFenced, "The topology epoch %d is older than the group's topology epoch %d.", re, ge)
+	case re == ge && !sameTopology(h.g.topology, reqTopo):
+		return coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology differs from the group's topology at the same epoch %d.", re)
+	case re > ge+1:
+		return coordinator.Errorf(ErrStreamsInvalidTopoEpoch, "The topology epoch %d is more than one ahead of the group's topology epoch %d.", re, ge)
+	case re == ge+1:
+		h.writeTopology()
+		h.topology, h.topologyChanged = reqTopo, true
+	default:
+		h.topology = h.g.topology
+	}
+	return nil
+}
+
+// writeTopology appends record 23 with the request's topology.
+func (h *heartbeat) writeTopology() {
+	h.records = append(h.records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupTopology, Group: h.g.id}, Value: topologyRecordValue(h.r.Topology)})
+}
+
+// setTopologyStaleStatus is maybeSetTopologyStaleStatus: STALE_TOPOLOGY when the member's
+// topology epoch is behind the group's (not for the join that just replaced it).
+func (h *heartbeat) setTopologyStaleStatus() {
+	g := h.g
+	if g.topology != nil && h.u.topologyEpoch < g.topology.Epoch && !h.topologyChanged {
+		h.statuses = append(h.statuses, Status{StatusStaleTopology, fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", h.u.topologyEpoch, g.topology.Epoch)})
+	}
+}
+
+// configureTopology is step 3: the configured topology (configure, which is
+// InternalTopicManager.configureTopics) and the metadata hash. Both are recomputed for a new
+// or replaced topology and when the metadata version moved; the configured topology is
+// cached in Soft per topology epoch and metadata version. A new hash bumps the group epoch.
+func (h *heartbeat) configureTopology() *coordinator.Error {
+	g := h.g
+	gs := h.soft.Groups[g.id]
 	var cached *configuredTopology
-	if gs != nil && gs.configured != nil && gs.configuredEpoch == topology.Epoch && existedBefore {
+	if gs != nil && gs.configured != nil && gs.configuredEpoch == h.topology.Epoch && h.existedBefore {
 		cached = gs.configured
 	}
-	var mdVersion int64
-	if md != nil {
-		mdVersion = md.Version
+	if h.md != nil {
+		h.mdVersion = h.md.Version
 	}
-	reconfigure := g.topology == nil || topologyChanged
-	hash := g.metadataHash
-	var ct *configuredTopology
-	if reconfigure || cached == nil || gs.configuredVersion != mdVersion {
-		hash = coordinator.GroupHash(topology.RequiredTopics(), md)
-		if hash != g.metadataHash {
-			recompute, reconfigure = true, true
-		}
-		if reconfigure || cached == nil {
-			var cerr *coordinator.Error
-			if ct, cerr = configure(topology, md); cerr != nil {
-				return Result{}, cerr
-			}
-		} else {
-			ct = cached
-		}
-	} else {
-		ct = cached
+	reconfigure := g.topology == nil || h.topologyChanged
+	h.hash = g.metadataHash
+	if !reconfigure && cached != nil && gs.configuredVersion == h.mdVersion {
+		h.ct = cached
+		return nil
 	}
+	h.hash = coordinator.GroupHash(h.topology.RequiredTopics(), h.md)
+	if h.hash != g.metadataHash {
+		h.recompute, reconfigure = true, true
+	}
+	if !reconfigure && cached != nil {
+		h.ct = cached
+		return nil
+	}
+	ct, err := configure(h.topology, h.md)
+	if err != nil {
+		return err
+	}
+	h.ct = ct
+	return nil
+}
 
-	validated := int32(-1)
-	if ct.ready() {
-		validated = topology.Epoch
-		if err := checkOwnedTasks(ct, r.ActiveTasks, r.StandbyTasks, r.WarmupTasks); err != nil {
-			return Result{}, err
+// validateTasks is step 3b: a ready topology is validated at its epoch, and the owned tasks
+// must exist in it (throwIfRequestContainsInvalidTasks); task offsets name each task once.
+func (h *heartbeat) validateTasks() *coordinator.Error {
+	r := h.r
+	h.validated = -1
+	if h.ct.ready() {
+		h.validated = h.topology.Epoch
+		if err := checkOwnedTasks(h.ct, r.ActiveTasks, r.StandbyTasks, r.WarmupTasks); err != nil {
+			return err
 		}
 	}
-	if err := checkTaskOffsets(r.TaskOffsets, r.TaskEndOffsets); err != nil {
-		return Result{}, err
-	}
-	// From here on nothing fails except the assignor: soft state may change.
-	gs = soft.group(g.id)
-	gs.configured, gs.configuredVersion, gs.configuredEpoch = ct, mdVersion, topology.Epoch
+	return checkTaskOffsets(r.TaskOffsets, r.TaskEndOffsets)
+}
+
+// updateSoftState keeps the configured topology and the member's reported task offsets.
+func (h *heartbeat) updateSoftState() {
+	r := h.r
+	h.gs = h.soft.group(h.g.id)
+	h.gs.configured, h.gs.configuredVersion, h.gs.configuredEpoch = h.ct, h.mdVersion, h.topology.Epoch
 	// A replacing static member starts without task offsets: Kafka keys them by member id and
 	// drops the old id's offsets when its removal replays.
-	ms := gs.member(u.id)
-	if r.TaskOffsets != nil || r.TaskEndOffsets != nil {
-		if r.TaskOffsets != nil {
-			ms.TaskOffsets = offsetsMap(r.TaskOffsets)
-		}
-		if r.TaskEndOffsets != nil {
-			ms.TaskEndOffsets = offsetsMap(r.TaskEndOffsets)
-		}
+	h.ms = h.gs.member(h.u.id)
+	if r.TaskOffsets != nil {
+		h.ms.TaskOffsets = offsetsMap(r.TaskOffsets)
 	}
-	if validated != g.validatedTopologyEpoch {
-		recompute = true
+	if r.TaskEndOffsets != nil {
+		h.ms.TaskEndOffsets = offsetsMap(r.TaskEndOffsets)
 	}
-	currentCfgs := cfg.assignmentConfigs()
-	if !recompute && !sameKVs(currentCfgs, g.lastAssignmentConfigs) {
-		recompute = true
+}
+
+// bumpGroupEpoch bumps the group epoch (record 17) for a changed member or metadata hash, a
+// newly validated topology epoch or changed assignment configurations, and (KIP-1071) for a
+// caught-up warm-up.
+func (h *heartbeat) bumpGroupEpoch() {
+	g := h.g
+	if h.validated != g.validatedTopologyEpoch {
+		h.recompute = true
 	}
-	if !recompute && cfg.warmups() && g.state() == groupstate.StateStable && warmupCaughtUp(g, gs, cfg) {
+	h.currentCfgs = h.cfg.assignmentConfigs()
+	if !h.recompute && !sameKVs(h.currentCfgs, g.lastAssignmentConfigs) {
+		h.recompute = true
+	}
+	if !h.recompute && h.cfg.warmups() && g.state() == groupstate.StateStable && warmupCaughtUp(g, h.gs, h.cfg) {
 		// KIP-1071: a caught-up warm-up bumps the group epoch so the assignor can promote it.
-		refine = true
+		h.refine = true
 	}
+	h.groupEpoch = g.epoch
+	if h.recompute || h.refine {
+		h.groupEpoch++
+		h.records = append(h.records, groupMetadataRecord(g, h.groupEpoch, h.hash, h.validated, h.currentCfgs))
+	}
+}
 
-	groupEpoch := g.epoch
-	if recompute || refine {
-		groupEpoch++
-		records = append(records, groupMetadataRecord(g, groupEpoch, hash, validated, currentCfgs))
+// initialRebalanceDelay arms the initial rebalance delay on the first join of an empty group.
+func (h *heartbeat) initialRebalanceDelay() {
+	gs := h.gs
+	if h.wasEmpty && h.cfg.InitialRebalanceDelayMs > 0 && gs.InitialDelayDeadline == 0 {
+		gs.InitialDelayDeadline = h.now + int64(h.cfg.InitialRebalanceDelayMs)
 	}
-
-	// Initial rebalance delay: armed by the first join of an empty group.
-	if wasEmpty && cfg.InitialRebalanceDelayMs > 0 && gs.InitialDelayDeadline == 0 {
-		gs.InitialDelayDeadline = now + int64(cfg.InitialRebalanceDelayMs)
-	}
-	if gs.InitialDelayDeadline != 0 && gs.InitialDelayDeadline <= now {
+	if gs.InitialDelayDeadline != 0 && gs.InitialDelayDeadline <= h.now {
 		// The timer is due but the caller has not run Tick: treat it as fired (the target is then
 		// computed by this heartbeat rather than by the timer's own batch).
 		gs.InitialDelayDeadline = 0
 	}
+}
 
-	// 4. Target assignment, over the members as they will be after this heartbeat.
-	if replaced != nil {
-		delete(g.members, replaced.id)
-		if t, ok := g.target[replaced.id]; ok {
-			delete(g.target, replaced.id)
+// updateTarget is step 4: the target assignment (maybeUpdateTarget), over the members as they
+// will be after this heartbeat; a static replacement takes over the old member id's target.
+func (h *heartbeat) updateTarget(c *Coordinator) *coordinator.Error {
+	g, u := h.g, h.u
+	if h.replaced != nil {
+		delete(g.members, h.replaced.id)
+		if t, ok := g.target[h.replaced.id]; ok {
+			delete(g.target, h.replaced.id)
 			g.target[u.id] = t
 		}
 	}
@@ -505,55 +691,74 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	if u.instanceID != nil {
 		g.static[*u.instanceID] = u.id
 	}
-	targetEpoch, target, delayed, aerr := c.maybeUpdateTarget(g, gs, groupEpoch, ct, currentCfgs, cfg, now, &records)
-	if aerr != nil {
-		return Result{}, aerr
+	targetEpoch, target, delayed, err := c.maybeUpdateTarget(g, h.gs, h.groupEpoch, h.ct, h.currentCfgs, h.cfg, h.now, &h.records)
+	if err != nil {
+		return err
 	}
+	h.targetEpoch, h.target = targetEpoch, target
 	if delayed != nil {
-		statuses = append(statuses, *delayed)
+		h.statuses = append(h.statuses, *delayed)
 	}
+	return nil
+}
 
-	// 5. Reconcile.
-	updated := u
-	if !u.isReconciledTo(targetEpoch) {
-		var owned *tuple
-		if r.ActiveTasks != nil && r.StandbyTasks != nil && r.WarmupTasks != nil {
-			owned = &tuple{active: fromRequestTasks(r.ActiveTasks), standby: fromRequestTasks(r.StandbyTasks), warmup: fromRequestTasks(r.WarmupTasks)}
-		}
-		rc := &reconciler{g: g, m: u, targetEpoch: targetEpoch, target: target[u.id], owned: owned}
-		n, err := rc.build()
-		if err != nil {
-			return Result{}, err
-		}
-		if !sameAssignment(n, u) {
-			records = append(records, currentAssignmentRecord(g.id, n))
-			if n.state == stateUnrevokedTasks {
-				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(n.rebalanceTimeoutMs, 0)), n.epoch
-			} else {
-				ms.RebalanceDeadline = 0
-			}
-		}
-		updated = n
+// reconcile is step 5, maybeReconcile: a member not reconciled to the target epoch moves
+// toward its target from the tasks it reports owning (record 22 when its assignment changes);
+// left in UNREVOKED_TASKS it gets a rebalance timer, otherwise its rebalance timer is cleared.
+func (h *heartbeat) reconcile() *coordinator.Error {
+	r, u := h.r, h.u
+	h.updated = u
+	if u.isReconciledTo(h.targetEpoch) {
+		return nil
 	}
-	ms.SessionDeadline = now + int64(cfg.SessionTimeoutMs)
-	if r.ShutdownApplication && gs.ShutdownRequestedBy == "" {
-		gs.ShutdownRequestedBy = u.id
+	var owned *tuple
+	if r.ActiveTasks != nil && r.StandbyTasks != nil && r.WarmupTasks != nil {
+		owned = &tuple{active: fromRequestTasks(r.ActiveTasks), standby: fromRequestTasks(r.StandbyTasks), warmup: fromRequestTasks(r.WarmupTasks)}
 	}
-	if replaced != nil && replaced.id != u.id {
+	rc := &reconciler{g: h.g, m: u, targetEpoch: h.targetEpoch, target: h.target[u.id], owned: owned}
+	n, err := rc.build()
+	if err != nil {
+		return err
+	}
+	if !sameAssignment(n, u) {
+		h.records = append(h.records, currentAssignmentRecord(h.g.id, n))
+		if n.state == stateUnrevokedTasks {
+			h.ms.RebalanceDeadline, h.ms.RebalanceEpoch = h.now+int64(max(n.rebalanceTimeoutMs, 0)), n.epoch
+		} else {
+			h.ms.RebalanceDeadline = 0
+		}
+	}
+	h.updated = n
+	return nil
+}
+
+// scheduleTimers is scheduleStreamsGroupSessionTimeout and the shutdown request; a replaced
+// static member's timers go.
+func (h *heartbeat) scheduleTimers() {
+	h.ms.SessionDeadline = h.now + int64(h.cfg.SessionTimeoutMs)
+	if h.r.ShutdownApplication && h.gs.ShutdownRequestedBy == "" {
+		h.gs.ShutdownRequestedBy = h.u.id
+	}
+	if h.replaced != nil && h.replaced.id != h.u.id {
 		// The old member's records are tombstoned; its timers would find nothing to fence.
-		gs.removeMember(replaced.id)
+		h.gs.removeMember(h.replaced.id)
 	}
+}
 
-	// Response.
+// response is the heartbeat's answer: the assignment only on a join or when it changed, the
+// endpoint information when the member's endpoint-information epoch is not the group's, and
+// the statuses.
+func (h *heartbeat) response() Result {
+	r, g, gs, cfg, updated := h.r, h.g, h.gs, h.cfg, h.updated
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = r.Version
 	resp.MemberID, resp.MemberEpoch = updated.id, updated.epoch
 	resp.HeartbeatIntervalMillis = cfg.HeartbeatIntervalMs
 	resp.TaskOffsetIntervalMillis = cfg.TaskOffsetIntervalMs
 	resp.AcceptableRecoveryLag = cfg.AcceptableRecoveryLag
-	assignedChanged := !m.assigned.sameWithEpochs(updated.assigned)
-	endpointChanged := !endpointEq(m.endpoint, updated.endpoint)
-	if joining || assignedChanged {
+	assignedChanged := !h.m.assigned.sameWithEpochs(updated.assigned)
+	endpointChanged := !endpointEq(h.m.endpoint, updated.endpoint)
+	if h.joining || assignedChanged {
 		resp.ActiveTasks = toResponseTasks(updated.assigned.active)
 		resp.StandbyTasks = toResponseTasks(updated.assigned.standby)
 		resp.WarmupTasks = toResponseTasks(updated.assigned.warmup)
@@ -563,35 +768,43 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	}
 	g.members[updated.id] = updated
 	if gs.EndpointInformationEpoch != r.EndpointInformationEpoch {
-		resp.PartitionsByUserEndpoint = endpointPartitions(g, ct)
+		resp.PartitionsByUserEndpoint = endpointPartitions(g, h.ct)
 	}
-	if existedBefore {
+	if h.existedBefore {
 		resp.EndpointInformationEpoch = gs.EndpointInformationEpoch
 	}
+	toCreate := h.addResponseStatuses()
+	resp.Status = make([]kmsg.StreamsGroupHeartbeatResponseStatus, len(h.statuses))
+	for i, s := range h.statuses {
+		resp.Status[i] = kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: s.Code, StatusDetail: s.Detail}
+	}
+	return Result{Response: resp, Records: h.records, InternalTopicsToCreate: toCreate, model: g}
+}
+
+// addResponseStatuses appends the statuses that close the response: the configured
+// topology's (with the internal topics to create, which it returns), the shutdown request and
+// the client tags missing for rack-aware assignment (version 1).
+func (h *heartbeat) addResponseStatuses() []InternalTopic {
 	var toCreate []InternalTopic
-	if ct.status != nil {
-		toCreate = ct.toCreate
-		statuses = append(statuses, *ct.status)
+	if h.ct.status != nil {
+		toCreate = h.ct.toCreate
+		h.statuses = append(h.statuses, *h.ct.status)
 	}
-	if gs.ShutdownRequestedBy != "" {
-		statuses = append(statuses, Status{StatusShutdownApplication, fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", gs.ShutdownRequestedBy)})
+	if h.gs.ShutdownRequestedBy != "" {
+		h.statuses = append(h.statuses, Status{StatusShutdownApplication, fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", h.gs.ShutdownRequestedBy)})
 	}
-	if r.Version >= 1 && len(cfg.RackAwareAssignmentTags) > 0 {
+	if h.r.Version >= 1 && len(h.cfg.RackAwareAssignmentTags) > 0 {
 		var missing []string
-		for _, tag := range cfg.RackAwareAssignmentTags {
-			if !slices.ContainsFunc(updated.clientTags, func(x kv) bool { return x.k == tag }) {
+		for _, tag := range h.cfg.RackAwareAssignmentTags {
+			if !slices.ContainsFunc(h.updated.clientTags, func(x kv) bool { return x.k == tag }) {
 				missing = append(missing, tag)
 			}
 		}
 		if len(missing) > 0 {
-			statuses = append(statuses, Status{StatusMissingClientTags, fmt.Sprintf("Missing required client tags for rack-aware standby assignment: [%s]. Configure them via 'client.tag.<tagKey>' in your Streams config.", strings.Join(missing, ", "))})
+			h.statuses = append(h.statuses, Status{StatusMissingClientTags, fmt.Sprintf("Missing required client tags for rack-aware standby assignment: [%s]. Configure them via 'client.tag.<tagKey>' in your Streams config.", strings.Join(missing, ", "))})
 		}
 	}
-	resp.Status = make([]kmsg.StreamsGroupHeartbeatResponseStatus, len(statuses))
-	for i, s := range statuses {
-		resp.Status[i] = kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: s.Code, StatusDetail: s.Detail}
-	}
-	return Result{Response: resp, Records: records, InternalTopicsToCreate: toCreate, model: g}, nil
+	return toCreate
 }
 
 func offsetsMap(in []kmsg.TaskOffset) map[TaskID]int64 {

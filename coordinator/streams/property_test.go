@@ -17,7 +17,7 @@ import (
 // session timer), assignment configuration changes and partitions added to a source topic;
 // invariants hold after every step, the group converges whenever members keep heartbeating, and
 // replaying the produced records gives the coordinator's state. Topology changes are covered by
-// the scenario scripts (testdata/topology.scenario), not here.
+// the scenario tests (testdata/topology), not here.
 func TestPropertyRandomScenarios(t *testing.T) {
 	seeds := 20
 	steps := 300

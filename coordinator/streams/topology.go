@@ -325,6 +325,33 @@ func javaMap(m map[string]int32) string {
 func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*configuredTopology, *coordinator.Error) {
 	ct := &configuredTopology{epoch: t.Epoch}
 	// 1. Missing source topics.
+	if missing := missingSourceTopics(t, md); len(missing) > 0 {
+		ct.status = &Status{StatusMissingSourceTopics, "Source topics " + summarizeTopics(missing) + " are missing."}
+		return ct, nil
+	}
+	pc := &partitionCounts{md: md, decided: map[string]int32{}}
+	// 2. Repartition topic counts (RepartitionTopics.setup).
+	if err := pc.setupRepartitionTopics(t); err != nil {
+		return nil, err
+	}
+	// 3. Copartitioning (CopartitionedTopicsEnforcer.enforce per group).
+	if status, err := pc.enforceCopartitioning(t); err != nil {
+		return nil, err
+	} else if status != nil {
+		ct.status = status
+		return ct, nil
+	}
+	// 4. Changelog counts (ChangelogTopics.setup) and 5. tasks per subtopology.
+	if err := ct.setupSubtopologies(t, pc); err != nil {
+		return nil, err
+	}
+	// 6. Internal topics to create and 7. missing internal topics.
+	ct.toCreate, ct.status = internalTopics(t, md, pc.decided)
+	return ct, nil
+}
+
+// missingSourceTopics lists the source topics absent from the metadata, sorted and unique.
+func missingSourceTopics(t *groupstate.StreamsTopology, md *coordinator.Metadata) []string {
 	var missing []string
 	for _, st := range t.Subtopologies {
 		for _, s := range st.SourceTopics {
@@ -333,21 +360,29 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 			}
 		}
 	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		missing = slices.Compact(missing)
-		ct.status = &Status{StatusMissingSourceTopics, "Source topics " + summarizeTopics(missing) + " are missing."}
-		return ct, nil
+	slices.Sort(missing)
+	return slices.Compact(missing)
+}
+
+// partitionCounts is what configure knows of partition counts: the actual count of a topic
+// that exists, else the count decided so far for an internal topic.
+type partitionCounts struct {
+	md      *coordinator.Metadata
+	decided map[string]int32
+}
+
+func (pc *partitionCounts) count(topic string) (int32, bool) {
+	if tm, ok := pc.md.Topic(topic); ok {
+		return tm.Partitions, true
 	}
-	decided := map[string]int32{}
-	count := func(topic string) (int32, bool) {
-		if tm, ok := md.Topic(topic); ok {
-			return tm.Partitions, true
-		}
-		n, ok := decided[topic]
-		return n, ok
-	}
-	// 2. Repartition topic counts (RepartitionTopics.setup).
+	n, ok := pc.decided[topic]
+	return n, ok
+}
+
+// setupRepartitionTopics is RepartitionTopics.setup: a repartition topic without a fixed
+// count gets the largest count among the inputs (source and repartition source topics) of
+// the subtopology that writes it, repeated until every sink topic has one.
+func (pc *partitionCounts) setupRepartitionTopics(t *groupstate.StreamsTopology) *coordinator.Error {
 	rep := map[string]int32{}
 	for _, st := range t.Subtopologies {
 		for _, r := range st.RepartitionSourceTopics {
@@ -363,28 +398,16 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 				if _, ok := rep[sink]; ok {
 					continue
 				}
-				var best int32
-				found := false
-				for _, r := range st.RepartitionSourceTopics {
-					if n, ok := rep[r.Name]; ok && (!found || n > best) {
-						best, found = n, true
-					}
-				}
-				for _, s := range st.SourceTopics {
-					if n, ok := count(s); ok && (!found || n > best) {
-						best, found = n, true
-					}
-				}
-				if !found {
+				if n, found := pc.maxInputCount(st, rep); found {
+					rep[sink] = n
+					progress = true
+				} else {
 					needed = true
-					continue
 				}
-				rep[sink] = best
-				progress = true
 			}
 		}
 		if needed && !progress {
-			return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.")
+			return coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved.")
 		}
 		if !needed {
 			break
@@ -393,12 +416,36 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 	for _, st := range t.Subtopologies {
 		for _, r := range st.RepartitionSourceTopics {
 			if _, ok := rep[r.Name]; !ok {
-				return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.")
+				return coordinator.Errorf(ErrStreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, because a repartition source topic is never used as a sink topic.")
 			}
 		}
 	}
-	maps.Copy(decided, rep)
-	// 3. Copartitioning (CopartitionedTopicsEnforcer.enforce per group).
+	maps.Copy(pc.decided, rep)
+	return nil
+}
+
+// maxInputCount is the largest known partition count among st's repartition source topics
+// (counts in rep) and source topics.
+func (pc *partitionCounts) maxInputCount(st groupstate.Subtopology, rep map[string]int32) (int32, bool) {
+	var best int32
+	found := false
+	for _, r := range st.RepartitionSourceTopics {
+		if n, ok := rep[r.Name]; ok && (!found || n > best) {
+			best, found = n, true
+		}
+	}
+	for _, s := range st.SourceTopics {
+		if n, ok := pc.count(s); ok && (!found || n > best) {
+			best, found = n, true
+		}
+	}
+	return best, found
+}
+
+// enforceCopartitioning is CopartitionedTopicsEnforcer.enforce for every copartition group:
+// the topics of a group must share one partition count, which the group's flexible
+// repartition topics are then given.
+func (pc *partitionCounts) enforceCopartitioning(t *groupstate.StreamsTopology) (*Status, *coordinator.Error) {
 	fixed, flexible := map[string]bool{}, map[string]bool{}
 	for _, st := range t.Subtopologies {
 		for _, r := range st.RepartitionSourceTopics {
@@ -412,77 +459,111 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 	fixedSorted := slices.Sorted(maps.Keys(fixed))
 	for _, st := range t.Subtopologies {
 		for _, cg := range st.CopartitionGroups {
-			var topics []string
-			for _, i := range cg.SourceTopics {
-				if int(i) < 0 || int(i) >= len(st.SourceTopics) {
-					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
-				}
-				topics = append(topics, st.SourceTopics[i])
+			topics, err := copartitionTopics(st, cg)
+			if err != nil {
+				return nil, err
 			}
-			for _, i := range cg.RepartitionSourceTopics {
-				if int(i) < 0 || int(i) >= len(st.RepartitionSourceTopics) {
-					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
-				}
-				topics = append(topics, st.RepartitionSourceTopics[i].Name)
-			}
-			slices.Sort(topics)
-			topics = slices.Compact(topics)
 			if len(topics) == 0 {
 				continue
 			}
-			repCounts, other := map[string]int32{}, map[string]int32{}
-			for _, tp := range topics {
-				n, ok := count(tp)
-				if !ok {
-					return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
-				}
-				if fixed[tp] || flexible[tp] {
-					repCounts[tp] = n
-				} else {
-					other[tp] = n
-				}
-			}
-			var use int32
-			if len(other) == 0 {
-				if len(fixedSorted) > 0 {
-					first, _ := count(fixedSorted[0])
-					for _, f := range fixedSorted {
-						if n, _ := count(f); n != first {
-							ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(repCounts))}
-							return ct, nil
-						}
-					}
-					use = first
-				} else {
-					for _, n := range repCounts {
-						use = max(use, n)
-					}
-					if use == 0 {
-						return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "All topics in the copartition group had undefined partition number: [%s]", strings.Join(slices.Sorted(maps.Keys(repCounts)), ", "))
-					}
-				}
-			} else {
-				first := int32(-1)
-				for _, tp := range slices.Sorted(maps.Keys(other)) {
-					if first == -1 {
-						first = other[tp]
-					} else if other[tp] != first {
-						ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(other))}
-						return ct, nil
-					}
-				}
-				use = first
-			}
-			for _, tp := range slices.Sorted(maps.Keys(repCounts)) {
-				if fixed[tp] && repCounts[tp] != use {
-					ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", repCounts[tp], tp, use)}
-					return ct, nil
-				}
-				decided[tp] = use
+			if status, err := pc.enforceCopartitionGroup(topics, fixed, flexible, fixedSorted); status != nil || err != nil {
+				return status, err
 			}
 		}
 	}
-	// 4. Changelog counts (ChangelogTopics.setup) and 5. tasks per subtopology.
+	return nil, nil
+}
+
+// copartitionTopics lists the topics of a copartition group, sorted and unique.
+func copartitionTopics(st groupstate.Subtopology, cg groupstate.CopartitionGroup) ([]string, *coordinator.Error) {
+	var topics []string
+	for _, i := range cg.SourceTopics {
+		if int(i) < 0 || int(i) >= len(st.SourceTopics) {
+			return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+		}
+		topics = append(topics, st.SourceTopics[i])
+	}
+	for _, i := range cg.RepartitionSourceTopics {
+		if int(i) < 0 || int(i) >= len(st.RepartitionSourceTopics) {
+			return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+		}
+		topics = append(topics, st.RepartitionSourceTopics[i].Name)
+	}
+	slices.Sort(topics)
+	return slices.Compact(topics), nil
+}
+
+// enforceCopartitionGroup decides the count of one copartition group: that of its other
+// (non-repartition) topics, which must agree; without any, that of the fixed repartition
+// topics of the topology (which must agree), else the largest count in the group. Every
+// repartition topic of the group then gets it; a fixed one must already have it.
+func (pc *partitionCounts) enforceCopartitionGroup(topics []string, fixed, flexible map[string]bool, fixedSorted []string) (*Status, *coordinator.Error) {
+	repCounts, other := map[string]int32{}, map[string]int32{}
+	for _, tp := range topics {
+		n, ok := pc.count(tp)
+		if !ok {
+			return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+		}
+		if fixed[tp] || flexible[tp] {
+			repCounts[tp] = n
+		} else {
+			other[tp] = n
+		}
+	}
+	var use int32
+	if len(other) == 0 {
+		var status *Status
+		var err *coordinator.Error
+		if use, status, err = pc.repartitionGroupCount(repCounts, fixedSorted); status != nil || err != nil {
+			return status, err
+		}
+	} else {
+		first := int32(-1)
+		for _, tp := range slices.Sorted(maps.Keys(other)) {
+			if first == -1 {
+				first = other[tp]
+			} else if other[tp] != first {
+				return &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(other))}, nil
+			}
+		}
+		use = first
+	}
+	for _, tp := range slices.Sorted(maps.Keys(repCounts)) {
+		if fixed[tp] && repCounts[tp] != use {
+			return &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", repCounts[tp], tp, use)}, nil
+		}
+		pc.decided[tp] = use
+	}
+	return nil, nil
+}
+
+// repartitionGroupCount is the count of a copartition group made of repartition topics only:
+// the count shared by the topology's fixed repartition topics (the first in sorted order;
+// Kafka: the first in iteration order), else the largest count in the group.
+func (pc *partitionCounts) repartitionGroupCount(repCounts map[string]int32, fixedSorted []string) (int32, *Status, *coordinator.Error) {
+	if len(fixedSorted) > 0 {
+		first, _ := pc.count(fixedSorted[0])
+		for _, f := range fixedSorted {
+			if n, _ := pc.count(f); n != first {
+				return 0, &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Following topics do not have the same number of partitions: [%s]", javaMap(repCounts))}, nil
+			}
+		}
+		return first, nil, nil
+	}
+	var use int32
+	for _, n := range repCounts {
+		use = max(use, n)
+	}
+	if use == 0 {
+		return 0, nil, coordinator.Errorf(ErrStreamsInvalidTopology, "All topics in the copartition group had undefined partition number: [%s]", strings.Join(slices.Sorted(maps.Keys(repCounts)), ", "))
+	}
+	return use, nil, nil
+}
+
+// setupSubtopologies is ChangelogTopics.setup and the task count of every subtopology (the
+// largest count among its source and repartition source topics); a changelog topic gets
+// its subtopology's count. It also keeps the partition counts the endpoint mapping needs.
+func (ct *configuredTopology) setupSubtopologies(t *groupstate.StreamsTopology, pc *partitionCounts) *coordinator.Error {
 	ct.byID = map[string]*configuredSubtopology{}
 	ct.partitions = map[string]int32{}
 	for _, st := range t.Subtopologies {
@@ -490,24 +571,24 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 		found := false
 		cs := configuredSubtopology{id: st.SubtopologyID, sourceTopics: st.SourceTopics, stateful: len(st.StateChangelogTopics) > 0}
 		for _, s := range st.SourceTopics {
-			c, _ := count(s)
+			c, _ := pc.count(s)
 			n, found = max(n, c), true
 			ct.partitions[s] = c
 		}
 		for _, r := range st.RepartitionSourceTopics {
-			c, ok := count(r.Name)
+			c, ok := pc.count(r.Name)
 			if !ok {
-				return nil, coordinator.Errorf(coordinator.ErrUnknownServerError, "")
+				return coordinator.Errorf(coordinator.ErrUnknownServerError, "")
 			}
 			n, found = max(n, c), true
 			cs.repartitionSources = append(cs.repartitionSources, r.Name)
 			ct.partitions[r.Name] = c
 		}
 		if !found {
-			return nil, coordinator.Errorf(ErrStreamsInvalidTopology, "No source topics found for subtopology %s", st.SubtopologyID)
+			return coordinator.Errorf(ErrStreamsInvalidTopology, "No source topics found for subtopology %s", st.SubtopologyID)
 		}
 		for _, c := range st.StateChangelogTopics {
-			decided[c.Name] = n
+			pc.decided[c.Name] = n
 		}
 		cs.numTasks = n
 		ct.subtopologies = append(ct.subtopologies, cs)
@@ -515,7 +596,14 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 	for i := range ct.subtopologies {
 		ct.byID[ct.subtopologies[i].id] = &ct.subtopologies[i]
 	}
-	// 6. Internal topics to create.
+	return nil
+}
+
+// internalTopics is steps 6 and 7: every repartition and changelog topic with its count (its
+// own, else the decided one); an existing one must have that count, and the missing ones
+// are returned to create (sorted by name: Kafka lists them in hash order) with the
+// MISSING_INTERNAL_TOPICS status.
+func internalTopics(t *groupstate.StreamsTopology, md *coordinator.Metadata, decided map[string]int32) ([]InternalTopic, *Status) {
 	want := map[string]InternalTopic{}
 	add := func(ti groupstate.StreamsTopicInfo) {
 		n := ti.Partitions
@@ -544,18 +632,17 @@ func configure(t *groupstate.StreamsTopology, md *coordinator.Metadata) (*config
 		if exp, ok := want[name]; ok {
 			delete(want, name)
 			if tm.Partitions != exp.Partitions {
-				ct.status = &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", name, exp.Partitions, tm.Partitions)}
-				return ct, nil
+				return nil, &Status{StatusIncorrectlyPartitionedTopics, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", name, exp.Partitions, tm.Partitions)}
 			}
 		}
 	}
-	// 7. Missing internal topics (sorted: Kafka lists them in hash order).
-	if len(want) > 0 {
-		names := slices.Sorted(maps.Keys(want))
-		for _, n := range names {
-			ct.toCreate = append(ct.toCreate, want[n])
-		}
-		ct.status = &Status{StatusMissingInternalTopics, "Internal topics are missing: " + summarizeTopics(names)}
+	if len(want) == 0 {
+		return nil, nil
 	}
-	return ct, nil
+	names := slices.Sorted(maps.Keys(want))
+	var toCreate []InternalTopic
+	for _, n := range names {
+		toCreate = append(toCreate, want[n])
+	}
+	return toCreate, &Status{StatusMissingInternalTopics, "Internal topics are missing: " + summarizeTopics(names)}
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
-// Scenario language (one command per line, '#' starts a comment):
+// Scenario language (one command per line, '#' starts a comment; Run also reads datadriven test
+// files, whose directives are these commands):
 //
 //	config key=value...        session, heartbeat, maxsize, standby, delay, interval,
 //	                           taskoffset, warmups, lag, assignor, topology-updates, tags (a,b)
@@ -102,14 +103,31 @@ func (r *Runner) printf(format string, args ...any) {
 	}
 }
 
-// Run executes a whole script.
+// Run executes a whole script: one command per line, '#' starts a comment. A datadriven test
+// file (github.com/cockroachdb/datadriven; the coordinator's testdata) runs as well: its
+// directives are the commands, and its expected-output blocks are skipped (skipExpected).
 func (r *Runner) Run(script io.Reader) error {
 	sc := bufio.NewScanner(script)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	line := 0
-	for sc.Scan() {
+	next := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
 		line++
-		text := sc.Text()
+		return sc.Text(), true
+	}
+	for {
+		text, ok := next()
+		if !ok {
+			break
+		}
+		if text == "----" {
+			if err := skipExpected(next); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			continue
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -123,6 +141,40 @@ func (r *Runner) Run(script io.Reader) error {
 		}
 	}
 	return sc.Err()
+}
+
+// skipExpected skips a datadriven expected-output block whose opening "----" line was just
+// read, where datadriven's reader ends it: at the first blank line or the end of the file;
+// when a second "----" follows at once (the form whose output may hold blank lines), after
+// the next two consecutive "----" lines and the blank line that must follow them.
+func skipExpected(next func() (string, bool)) error {
+	text, ok := next()
+	if !ok {
+		return nil
+	}
+	if text != "----" {
+		for ok && strings.TrimSpace(text) != "" {
+			text, ok = next()
+		}
+		return nil
+	}
+	for {
+		if text, ok = next(); !ok {
+			return nil
+		}
+		if text != "----" {
+			continue
+		}
+		if text, ok = next(); !ok {
+			return nil
+		}
+		if text == "----" {
+			if text, ok = next(); ok && text != "" {
+				return fmt.Errorf("non-blank line after the closing ----/---- of an expected-output block")
+			}
+			return nil
+		}
+	}
 }
 
 func parseArgs(fields []string) (map[string]string, []string) {
