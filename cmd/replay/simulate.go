@@ -31,9 +31,9 @@ func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "simulate --scenario FILE (--db PATH | --segments DIR)",
 		Short: "Run a streams group scenario through the coordinator into a log",
 		Long: `simulate runs a scenario script (joins, heartbeats, leaves, clock steps, topic changes;
-see package coordinator/streams/streamstest) through coordlog's streams group coordinator. Every decision's
-records are appended as one batch to the log and applied through replay, as a restarted
-coordinator would do; the transcript (requests, responses, records) goes to stdout.
+see package coordinator/streams/streamstest) through coordlog's streams group coordinator.
+Every decision's records are appended as one batch to the log and applied through replay, as a
+restarted coordinator would do; the transcript (requests, responses, records) goes to stdout.
 
 The script is plain (one command per line, '#' comments) or a datadriven test file such as
 the coordinator's scenario tests (coordinator/streams/testdata/*): its directives run and its
