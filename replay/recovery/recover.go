@@ -7,10 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/coordlog/coordlog/replay"
-
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/snapshot"
 )
 
@@ -43,8 +42,8 @@ func newSnapshotPayload(e *replay.Engine) *imagePayload {
 }
 
 // decodeState decodes a snapshot payload of the given kind (decode is Snapshot.Decode) into
-// a state and counters. decodeDur is the payload decode, which decodes parts on every core
-// while it reads them; restoreDur is adding the decoded parts to the state.
+// a state and counters, and says how long its phases took: decode (reading the payload, whose
+// parts decode on every core meanwhile) and restore (adding the decoded parts to the state).
 //
 // The state's committed-offset blocks are checked after the decode (groupstate.OffsetCheck):
 // with deferCheck the check is returned for the caller to run (RecoverTo runs it beside the
