@@ -508,10 +508,9 @@ func (w *imageWriter) consumer(g *consumerGroup) {
 }
 
 func (r *imageReader) consumer() *consumerGroup {
-	g := &consumerGroup{
-		groupEpoch: r.i32(), metadataHash: r.v(), hasSubscriptionMetadataRecord: r.bool(),
-		subscriptionMetadata: r.topicMetadataMap(), assignmentEpoch: r.i32(), assignmentTimestamp: r.v(),
-	}
+	g := &consumerGroup{}
+	g.groupEpoch, g.metadataHash, g.hasSubscriptionMetadataRecord = r.i32(), r.v(), r.bool()
+	g.subscriptionMetadata, g.assignmentEpoch, g.assignmentTimestamp = r.topicMetadataMap(), r.i32(), r.v()
 	n, isNil := r.count(17)
 	if !isNil {
 		// One allocation for the group's members: they are immutable once stored, and a
@@ -597,10 +596,9 @@ func (w *imageWriter) share(g *shareGroup) {
 }
 
 func (r *imageReader) share() *shareGroup {
-	g := &shareGroup{
-		groupEpoch: r.i32(), metadataHash: r.v(), subscriptionMetadata: r.topicMetadataMap(),
-		assignmentEpoch: r.i32(), assignmentTimestamp: r.v(),
-	}
+	g := &shareGroup{}
+	g.groupEpoch, g.metadataHash, g.subscriptionMetadata = r.i32(), r.v(), r.topicMetadataMap()
+	g.assignmentEpoch, g.assignmentTimestamp = r.i32(), r.v()
 	n, isNil := r.count(11)
 	if !isNil {
 		slab := make([]ShareMember, n)
@@ -828,12 +826,11 @@ func (w *imageWriter) streams(g *streamsGroup) {
 }
 
 func (r *imageReader) streams() *streamsGroup {
-	g := &streamsGroup{
-		groupEpoch: r.i32(), metadataHash: r.v(), validatedTopologyEpoch: r.i32(),
-		storedDescriptionTopologyEpoch: r.i32(), failedDescriptionTopologyEpoch: r.i32(),
-		lastAssignmentConfigs: r.kvs(), assignmentEpoch: r.i32(), assignmentTimestamp: r.v(),
-		topology: r.topology(),
-	}
+	g := &streamsGroup{}
+	g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = r.i32(), r.v(), r.i32()
+	g.storedDescriptionTopologyEpoch, g.failedDescriptionTopologyEpoch = r.i32(), r.i32()
+	g.lastAssignmentConfigs, g.assignmentEpoch, g.assignmentTimestamp = r.kvs(), r.i32(), r.v()
+	g.topology = r.topology()
 	n, isNil := r.count(9)
 	if !isNil {
 		slab := make([]StreamsMember, n)
