@@ -10,6 +10,10 @@ import (
 // Slices and maps carry their nil-ness (length+1, 0 = nil) because the state distinguishes a
 // nil list from an empty one in places (a tag absent vs empty), and a nil map from an empty
 // one; an image restores exactly what was there.
+//
+// imageWriter writes the primitives and imageReader reads them. The structs of the state are
+// never written or read field by field with them, but through the codec (imagecodec.go),
+// whose one method per struct visits each field once and either writes or reads it.
 
 // ErrImageCorrupt is the error of every image that does not decode.
 var ErrImageCorrupt = errors.New("groupstate: corrupt state image")
@@ -79,14 +83,6 @@ func (w *imageWriter) i16s(s []int16) {
 	}
 }
 
-func (w *imageWriter) kvs(s []KeyValue) {
-	w.count(len(s), s == nil)
-	for _, kv := range s {
-		w.str(kv.Key)
-		w.str(kv.Value)
-	}
-}
-
 // imageReader reads what imageWriter writes from a string: strings it returns are substrings
 // of the image (no copy, no allocation). The first error sticks: later reads return zero
 // values, and the caller checks err once per entry.
@@ -153,6 +149,32 @@ func (r *imageReader) uvSlow() uint64 {
 func (r *imageReader) v() int64 {
 	u := r.uv()
 	return int64(u>>1) ^ -int64(u&1)
+}
+
+// vInto is v into *p, with the one-byte case inline: one call per value, as v inlined
+// into its caller is, from the codec's i64 (which inlines it).
+func (r *imageReader) vInto(p *int64) {
+	var u uint64
+	if r.i < len(r.s) && r.s[r.i] < 0x80 {
+		u = uint64(r.s[r.i])
+		r.i++
+	} else {
+		u = r.uvSlow()
+	}
+	*p = int64(u>>1) ^ -int64(u&1)
+}
+
+// flag reads a presence byte: 0 or 1, else the image is corrupt (bad says what it stood
+// for).
+func (r *imageReader) flag(bad string) bool {
+	switch r.u8() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.fail("%s", bad)
+	return false
 }
 
 // signed reads a varint that must fit bits bits.
@@ -279,6 +301,19 @@ func (r *imageReader) i32s() []int32 {
 	return s
 }
 
+// readList reads a list's length and nil-ness (count) and allocates the list, from slab
+// when there is one.
+func readList[T any](r *imageReader, minSize int, slab *[]T) []T {
+	n, isNil := r.count(minSize)
+	switch {
+	case isNil:
+		return nil
+	case slab != nil:
+		return cut(slab, n)
+	}
+	return make([]T, n)
+}
+
 // cut returns n elements of *slab (a fresh slab when it has too few left) as a slice whose
 // capacity ends at its length.
 func cut[T any](slab *[]T, n int) []T {
@@ -306,14 +341,15 @@ func (r *imageReader) i16s() []int16 {
 	return s
 }
 
-func (r *imageReader) kvs() []KeyValue {
-	n, isNil := r.count(2)
-	if isNil {
-		return nil
+// sameKeys reports whether keys are exactly the keys of m.
+func sameKeys[V any](m map[string]V, keys []string) bool {
+	if len(keys) != len(m) {
+		return false
 	}
-	s := make([]KeyValue, n)
-	for i := range s {
-		s[i] = KeyValue{Key: r.str(), Value: r.str()}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
 	}
-	return s
+	return true
 }
