@@ -60,7 +60,7 @@ func (c *imageCodec) i64(p *int64) {
 // i32 visits an int32 (reading, a varint that must fit); i16 and i8 likewise.
 func (c *imageCodec) i32(p *int32) {
 	if c.dec {
-		*p = c.r.i32()
+		c.r.i32Into(p)
 	} else {
 		c.w.v(int64(*p))
 	}
@@ -101,7 +101,7 @@ func (c *imageCodec) bool(p *bool) {
 // str visits a string; a string read is a substring of the image.
 func (c *imageCodec) str(p *string) {
 	if c.dec {
-		*p = c.r.str()
+		c.r.strInto(p)
 	} else {
 		c.w.str(*p)
 	}
@@ -156,7 +156,9 @@ func (c *imageCodec) i16s(p *[]int16) {
 }
 
 // flag visits a presence byte (0 or 1): writing, set; reading, what the image says, and bad
-// is the error of any other byte. It returns whether what it stands for follows.
+// is the error of any other byte. It returns whether what it stands for follows: an
+// optional pointer's pointee, which the caller allocates when reading (the generic helper
+// this could be costs a call per pointer) and visits.
 func (c *imageCodec) flag(set bool, bad string) bool {
 	if !c.dec {
 		c.w.bool(set)
@@ -184,86 +186,76 @@ func codecList[T any](c *imageCodec, s *[]T, minSize int, slab *[]T) {
 	}
 }
 
-// optional visits the nil-ness of a pointer (a flag, bad its error); reading, it allocates
-// the pointee. It returns whether the pointee follows; the caller then visits it.
-func codecOptional[T any](c *imageCodec, p **T, bad string) bool {
-	if !c.flag(*p != nil, bad) {
-		return false
-	}
+// codecMapFrame visits a map keyed by string as its length and nil-ness: writing, it
+// returns the keys sorted (ids when they are exactly the map's keys: a target assignment
+// usually has its group's member ids) and their number; reading, it allocates the map and
+// returns the number of entries. The caller then visits each entry, key and value, taking
+// them from mapEntry, and ends with codecRepeated.
+func codecMapFrame[V any](c *imageCodec, m *map[string]V, minSize int, ids []string) (keys []string, n int) {
 	if c.dec {
-		*p = new(T)
+		n, isNil := c.r.count(minSize)
+		if isNil {
+			*m = nil
+		} else {
+			*m = make(map[string]V, n)
+		}
+		return nil, n
 	}
-	return true
+	c.w.count(len(*m), *m == nil)
+	switch {
+	case len(*m) == 0:
+		return nil, 0
+	case sameKeys(*m, ids):
+		return ids, len(ids)
+	}
+	keys = sortedKeys(*m)
+	return keys, len(keys)
 }
 
-// mapOf visits a map keyed by string as its length and nil-ness and its entries sorted by
-// key, each the key and then the value, which entry visits: it takes the value to write and
-// returns the value read (values, not pointers, so that they stay on the stack). keys, when
-// not nil, are the map's keys if sorted already (a target assignment usually has its
-// group's member ids). Reading, a key read twice is corrupt (repeated names it).
-func codecMap[V any](c *imageCodec, m *map[string]V, minSize int, keys []string, repeated string, entry func(*imageCodec, V) V) {
-	if !c.dec {
-		c.w.count(len(*m), *m == nil)
-		if len(*m) == 0 {
-			return
-		}
-		if !sameKeys(*m, keys) {
-			keys = sortedKeys(*m)
-		}
-		for _, k := range keys {
-			c.str(&k)
-			entry(c, (*m)[k])
-		}
-		return
-	}
-	n, isNil := c.r.count(minSize)
-	if isNil {
-		*m = nil
-		return
-	}
-	*m = make(map[string]V, n)
-	for range n {
-		var k string
+// mapEntry is entry i of a map whose sorted keys are keys (writing), or a zero key and
+// value to read into (reading: keys is nil).
+func mapEntry[V any](m map[string]V, keys []string, i int) (string, V) {
+	if keys == nil {
 		var zero V
-		c.str(&k)
-		(*m)[k] = entry(c, zero)
+		return "", zero
 	}
-	if len(*m) != n && c.r.err == nil {
-		c.r.fail("repeated %s", repeated)
-	}
+	return keys[i], m[keys[i]]
 }
 
-// members visits the members of a modern group, as mapOf does; reading, the members of the
-// group are one allocation: they are immutable once stored, and a replaced member simply
-// leaves its slot unreferenced. It returns the sorted member ids (writing), which the
-// group's target assignment usually has too.
-func codecMembers[M any](c *imageCodec, m *map[string]*M, minSize int, repeated string, member func(*imageCodec, *M)) []string {
-	if !c.dec {
-		c.w.count(len(*m), *m == nil)
-		keys := sortedKeys(*m)
-		for _, k := range keys {
-			c.str(&k)
-			member(c, (*m)[k])
+// codecMemberFrame visits the members of a modern group as codecMapFrame does: writing, it
+// returns the sorted member ids; reading, it allocates the map and the members, one
+// allocation for all of them (they are immutable once stored, and a replaced member simply
+// leaves its slot unreferenced). The caller visits member i, memberEntry's, of
+// len(ids)+len(slab), and ends with codecRepeated.
+func codecMemberFrame[M any](c *imageCodec, m *map[string]*M, minSize int) (ids []string, slab []M) {
+	if c.dec {
+		n, isNil := c.r.count(minSize)
+		if isNil {
+			*m = nil
+			return nil, nil
 		}
-		return keys
+		*m = make(map[string]*M, n)
+		return nil, make([]M, n)
 	}
-	n, isNil := c.r.count(minSize)
-	if isNil {
-		*m = nil
-		return nil
+	c.w.count(len(*m), *m == nil)
+	return sortedKeys(*m), nil
+}
+
+// memberEntry is member i: writing, its id and the member; reading, a zero id to read into
+// and its slot in slab.
+func memberEntry[M any](m map[string]*M, ids []string, slab []M, i int) (string, *M) {
+	if slab != nil {
+		return "", &slab[i]
 	}
-	slab := make([]M, n)
-	*m = make(map[string]*M, n)
-	for i := range slab {
-		var k string
-		c.str(&k)
-		member(c, &slab[i])
-		(*m)[k] = &slab[i]
-	}
-	if len(*m) != n && c.r.err == nil {
+	return ids[i], m[ids[i]]
+}
+
+// codecRepeated ends the visit of a map of n entries that holds got: reading, fewer means
+// a key came twice (repeated names what it keys).
+func codecRepeated(c *imageCodec, got, n int, repeated string) {
+	if c.dec && got != n && c.r.err == nil {
 		c.r.fail("repeated %s", repeated)
 	}
-	return nil
 }
 
 // ---------------------------------------------------------------------------------------
@@ -593,26 +585,69 @@ func (c *imageCodec) consumerGroup(g *consumerGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
 	c.bool(&g.hasSubscriptionMetadataRecord)
-	codecMap(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageCodec).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembers(c, &g.members, 17, "consumer member", (*imageCodec).consumerMember)
-	codecMap(c, &g.target, 2, ids, "target assignment member", (*imageCodec).targetPartitions)
-	codecMap(c, &g.regexes, 5, nil, "regex", (*imageCodec).resolvedRegularExpression)
+	ids, slab := codecMemberFrame(c, &g.members, 17)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.consumerMember(m)
+		if c.dec {
+			g.members[k] = m
+		}
+	}
+	codecRepeated(c, len(g.members), len(slab), "consumer member")
+	c.targets(&g.target, ids)
+	c.regexes(&g.regexes)
 }
 
-// The visitors of map values take and return the value (mapOf).
+// topicMetadataMap visits the subscription metadata of 4.0's records 4 and 9.
+func (c *imageCodec) topicMetadataMap(tm *map[string]TopicMetadata) {
+	keys, n := codecMapFrame(c, tm, 19, nil)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicMetadata(&t)
+		if c.dec {
+			(*tm)[k] = t
+		}
+	}
+	codecRepeated(c, len(*tm), n, "topic metadata key")
+}
 
-func (c *imageCodec) topicMetadata(t TopicMetadata) TopicMetadata {
+func (c *imageCodec) topicMetadata(t *TopicMetadata) {
 	c.uuid(&t.TopicID)
 	c.str(&t.TopicName)
 	c.i32(&t.NumPartitions)
-	return t
 }
 
-func (c *imageCodec) targetPartitions(s []TopicPartitions) []TopicPartitions {
-	c.topicPartitions(&s)
-	return s
+// targets visits a consumer or share group's target assignment; ids are the group's sorted
+// member ids (writing), usually its keys.
+func (c *imageCodec) targets(tm *map[string][]TopicPartitions, ids []string) {
+	keys, n := codecMapFrame(c, tm, 2, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicPartitions(&t)
+		if c.dec {
+			(*tm)[k] = t
+		}
+	}
+	codecRepeated(c, len(*tm), n, "target assignment member")
+}
+
+func (c *imageCodec) regexes(rm *map[string]ResolvedRegularExpression) {
+	keys, n := codecMapFrame(c, rm, 5, nil)
+	for i := range n {
+		k, re := mapEntry(*rm, keys, i)
+		c.str(&k)
+		c.resolvedRegularExpression(&re)
+		if c.dec {
+			(*rm)[k] = re
+		}
+	}
+	codecRepeated(c, len(*rm), n, "regex")
 }
 
 func (c *imageCodec) consumerMember(m *ConsumerMember) {
@@ -629,7 +664,10 @@ func (c *imageCodec) consumerMember(m *ConsumerMember) {
 	c.strs(&m.SubscribedTopicNames)
 	c.strp(&m.SubscribedTopicRegex)
 	c.strp(&m.ServerAssignor)
-	if codecOptional(c, &m.ClassicMemberMetadata, "bad classic member metadata flag") {
+	if c.flag(m.ClassicMemberMetadata != nil, "bad classic member metadata flag") {
+		if c.dec {
+			m.ClassicMemberMetadata = new(ClassicMemberMetadata)
+		}
 		c.classicMemberMetadata(m.ClassicMemberMetadata)
 	}
 	c.topicPartitionsWithEpochs(&m.AssignedPartitions)
@@ -646,12 +684,11 @@ func (c *imageCodec) classicMemberMetadata(m *ClassicMemberMetadata) {
 	}
 }
 
-func (c *imageCodec) resolvedRegularExpression(re ResolvedRegularExpression) ResolvedRegularExpression {
+func (c *imageCodec) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
-	return re
 }
 
 // topicPartitions and topicPartitionsWithEpochs, the lists of every member, cut their
@@ -694,11 +731,20 @@ func (c *imageCodec) topicPartitionsWithEpochs(s *[]TopicPartitionsWithEpochs) {
 func (c *imageCodec) shareGroup(g *shareGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
-	codecMap(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageCodec).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembers(c, &g.members, 11, "share member", (*imageCodec).shareMember)
-	codecMap(c, &g.target, 2, ids, "target assignment member", (*imageCodec).targetPartitions)
+	ids, slab := codecMemberFrame(c, &g.members, 11)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.shareMember(m)
+		if c.dec {
+			g.members[k] = m
+		}
+	}
+	codecRepeated(c, len(g.members), len(slab), "share member")
+	c.targets(&g.target, ids)
 }
 
 func (c *imageCodec) shareMember(m *ShareMember) {
@@ -723,32 +769,62 @@ func (c *imageCodec) streamsGroup(g *streamsGroup) {
 	c.keyValues(&g.lastAssignmentConfigs)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	if codecOptional(c, &g.topology, "bad bool") {
+	if c.flag(g.topology != nil, "bad bool") {
+		if c.dec {
+			g.topology = new(StreamsTopology)
+		}
 		c.streamsTopology(g.topology)
 	}
-	ids := codecMembers(c, &g.members, 9, "streams member", (*imageCodec).streamsMember)
-	codecMap(c, &g.target, 5, ids, "streams target member", (*imageCodec).streamsMemberTarget)
+	ids, slab := codecMemberFrame(c, &g.members, 9)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.streamsMember(m)
+		if c.dec {
+			g.members[k] = m
+		}
+	}
+	codecRepeated(c, len(g.members), len(slab), "streams member")
+	c.streamsTargets(&g.target, ids)
 }
 
 func (c *imageCodec) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
-	if codecOptional(c, &m.MemberEpoch, "bad bool") {
+	if c.flag(m.MemberEpoch != nil, "bad bool") {
+		if c.dec {
+			m.MemberEpoch = new(int32)
+		}
 		c.i32(m.MemberEpoch)
 	}
-	if codecOptional(c, &m.PreviousMemberEpoch, "bad bool") {
+	if c.flag(m.PreviousMemberEpoch != nil, "bad bool") {
+		if c.dec {
+			m.PreviousMemberEpoch = new(int32)
+		}
 		c.i32(m.PreviousMemberEpoch)
 	}
-	if codecOptional(c, &m.State, "bad bool") {
+	if c.flag(m.State != nil, "bad bool") {
+		if c.dec {
+			m.State = new(int8)
+		}
 		c.i8(m.State)
 	}
 	c.str(&m.StateName)
-	if codecOptional(c, &m.Metadata, "bad bool") {
+	if c.flag(m.Metadata != nil, "bad bool") {
+		if c.dec {
+			m.Metadata = new(StreamsMemberMetadata)
+		}
 		c.streamsMemberMetadata(m.Metadata)
 	}
-	if codecOptional(c, &m.AssignedTasks, "bad bool") {
+	if c.flag(m.AssignedTasks != nil, "bad bool") {
+		if c.dec {
+			m.AssignedTasks = new(StreamsTasks)
+		}
 		c.streamsTasks(m.AssignedTasks)
 	}
-	if codecOptional(c, &m.TasksPendingRevocation, "bad bool") {
+	if c.flag(m.TasksPendingRevocation != nil, "bad bool") {
+		if c.dec {
+			m.TasksPendingRevocation = new(StreamsTasks)
+		}
 		c.streamsTasks(m.TasksPendingRevocation)
 	}
 }
@@ -761,7 +837,10 @@ func (c *imageCodec) streamsMemberMetadata(md *StreamsMemberMetadata) {
 	c.i32(&md.RebalanceTimeoutMs)
 	c.i32(&md.TopologyEpoch)
 	c.str(&md.ProcessID)
-	if codecOptional(c, &md.UserEndpoint, "bad bool") {
+	if c.flag(md.UserEndpoint != nil, "bad bool") {
+		if c.dec {
+			md.UserEndpoint = new(StreamsEndpoint)
+		}
 		c.streamsEndpoint(md.UserEndpoint)
 	}
 	c.keyValues(&md.ClientTags)
@@ -801,12 +880,26 @@ func (c *imageCodec) taskIDs(s *[]TaskIDs) {
 	}
 }
 
-func (c *imageCodec) streamsMemberTarget(t StreamsMemberTarget) StreamsMemberTarget {
+// streamsTargets visits a streams group's target assignment; ids are the group's sorted
+// member ids (writing), usually its keys.
+func (c *imageCodec) streamsTargets(tm *map[string]StreamsMemberTarget, ids []string) {
+	keys, n := codecMapFrame(c, tm, 5, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.streamsMemberTarget(&t)
+		if c.dec {
+			(*tm)[k] = t
+		}
+	}
+	codecRepeated(c, len(*tm), n, "streams target member")
+}
+
+func (c *imageCodec) streamsMemberTarget(t *StreamsMemberTarget) {
 	c.str(&t.MemberID)
 	c.taskIDs(&t.ActiveTasks)
 	c.taskIDs(&t.StandbyTasks)
 	c.taskIDs(&t.WarmupTasks)
-	return t
 }
 
 func (c *imageCodec) streamsTopology(t *StreamsTopology) {

@@ -118,42 +118,26 @@ func codecListEncoder[T any](c *imageEncoder, s *[]T, minSize int, slab *[]T) {
 
 }
 
-func codecOptionalEncoder[T any](c *imageEncoder, p **T, bad string) bool {
-	if !c.flag(*p != nil, bad) {
-		return false
-	}
-
-	return true
-}
-
-func codecMapEncoder[V any](c *imageEncoder, m *map[string]V, minSize int, keys []string, repeated string, entry func(*imageEncoder, V) V) {
+func codecMapFrameEncoder[V any](c *imageEncoder, m *map[string]V, minSize int, ids []string) (keys []string, n int) {
 
 	c.w.count(len(*m), *m == nil)
-	if len(*m) == 0 {
-		return
+	switch {
+	case len(*m) == 0:
+		return nil, 0
+	case sameKeys(*m, ids):
+		return ids, len(ids)
 	}
-	if !sameKeys(*m, keys) {
-		keys = sortedKeys(*m)
-	}
-	for _, k := range keys {
-		c.str(&k)
-		entry(c, (*m)[k])
-	}
-	return
-
+	keys = sortedKeys(*m)
+	return keys, len(keys)
 }
 
-func codecMembersEncoder[M any](c *imageEncoder, m *map[string]*M, minSize int, repeated string, member func(*imageEncoder, *M)) []string {
-	{
+func codecMemberFrameEncoder[M any](c *imageEncoder, m *map[string]*M, minSize int) (ids []string, slab []M) {
 
-		c.w.count(len(*m), *m == nil)
-		keys := sortedKeys(*m)
-		for _, k := range keys {
-			c.str(&k)
-			member(c, (*m)[k])
-		}
-		return keys
-	}
+	c.w.count(len(*m), *m == nil)
+	return sortedKeys(*m), nil
+}
+
+func codecRepeatedEncoder(c *imageEncoder, got, n int, repeated string) {
 
 }
 
@@ -381,24 +365,58 @@ func (c *imageEncoder) consumerGroup(g *consumerGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
 	c.bool(&g.hasSubscriptionMetadataRecord)
-	codecMapEncoder(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageEncoder).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembersEncoder(c, &g.members, 17, "consumer member", (*imageEncoder).consumerMember)
-	codecMapEncoder(c, &g.target, 2, ids, "target assignment member", (*imageEncoder).targetPartitions)
-	codecMapEncoder(c, &g.regexes, 5, nil, "regex", (*imageEncoder).resolvedRegularExpression)
+	ids, slab := codecMemberFrameEncoder(c, &g.members, 17)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.consumerMember(m)
+
+	}
+	codecRepeatedEncoder(c, len(g.members), len(slab), "consumer member")
+	c.targets(&g.target, ids)
+	c.regexes(&g.regexes)
 }
 
-func (c *imageEncoder) topicMetadata(t TopicMetadata) TopicMetadata {
+func (c *imageEncoder) topicMetadataMap(tm *map[string]TopicMetadata) {
+	keys, n := codecMapFrameEncoder(c, tm, 19, nil)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicMetadata(&t)
+
+	}
+	codecRepeatedEncoder(c, len(*tm), n, "topic metadata key")
+}
+
+func (c *imageEncoder) topicMetadata(t *TopicMetadata) {
 	c.uuid(&t.TopicID)
 	c.str(&t.TopicName)
 	c.i32(&t.NumPartitions)
-	return t
 }
 
-func (c *imageEncoder) targetPartitions(s []TopicPartitions) []TopicPartitions {
-	c.topicPartitions(&s)
-	return s
+func (c *imageEncoder) targets(tm *map[string][]TopicPartitions, ids []string) {
+	keys, n := codecMapFrameEncoder(c, tm, 2, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicPartitions(&t)
+
+	}
+	codecRepeatedEncoder(c, len(*tm), n, "target assignment member")
+}
+
+func (c *imageEncoder) regexes(rm *map[string]ResolvedRegularExpression) {
+	keys, n := codecMapFrameEncoder(c, rm, 5, nil)
+	for i := range n {
+		k, re := mapEntry(*rm, keys, i)
+		c.str(&k)
+		c.resolvedRegularExpression(&re)
+
+	}
+	codecRepeatedEncoder(c, len(*rm), n, "regex")
 }
 
 func (c *imageEncoder) consumerMember(m *ConsumerMember) {
@@ -415,7 +433,8 @@ func (c *imageEncoder) consumerMember(m *ConsumerMember) {
 	c.strs(&m.SubscribedTopicNames)
 	c.strp(&m.SubscribedTopicRegex)
 	c.strp(&m.ServerAssignor)
-	if codecOptionalEncoder(c, &m.ClassicMemberMetadata, "bad classic member metadata flag") {
+	if c.flag(m.ClassicMemberMetadata != nil, "bad classic member metadata flag") {
+
 		c.classicMemberMetadata(m.ClassicMemberMetadata)
 	}
 	c.topicPartitionsWithEpochs(&m.AssignedPartitions)
@@ -432,12 +451,11 @@ func (c *imageEncoder) classicMemberMetadata(m *ClassicMemberMetadata) {
 	}
 }
 
-func (c *imageEncoder) resolvedRegularExpression(re ResolvedRegularExpression) ResolvedRegularExpression {
+func (c *imageEncoder) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
-	return re
 }
 
 func (c *imageEncoder) topicPartitions(s *[]TopicPartitions) {
@@ -466,11 +484,18 @@ func (c *imageEncoder) topicPartitionsWithEpochs(s *[]TopicPartitionsWithEpochs)
 func (c *imageEncoder) shareGroup(g *shareGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
-	codecMapEncoder(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageEncoder).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembersEncoder(c, &g.members, 11, "share member", (*imageEncoder).shareMember)
-	codecMapEncoder(c, &g.target, 2, ids, "target assignment member", (*imageEncoder).targetPartitions)
+	ids, slab := codecMemberFrameEncoder(c, &g.members, 11)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.shareMember(m)
+
+	}
+	codecRepeatedEncoder(c, len(g.members), len(slab), "share member")
+	c.targets(&g.target, ids)
 }
 
 func (c *imageEncoder) shareMember(m *ShareMember) {
@@ -495,32 +520,46 @@ func (c *imageEncoder) streamsGroup(g *streamsGroup) {
 	c.keyValues(&g.lastAssignmentConfigs)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	if codecOptionalEncoder(c, &g.topology, "bad bool") {
+	if c.flag(g.topology != nil, "bad bool") {
+
 		c.streamsTopology(g.topology)
 	}
-	ids := codecMembersEncoder(c, &g.members, 9, "streams member", (*imageEncoder).streamsMember)
-	codecMapEncoder(c, &g.target, 5, ids, "streams target member", (*imageEncoder).streamsMemberTarget)
+	ids, slab := codecMemberFrameEncoder(c, &g.members, 9)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.streamsMember(m)
+
+	}
+	codecRepeatedEncoder(c, len(g.members), len(slab), "streams member")
+	c.streamsTargets(&g.target, ids)
 }
 
 func (c *imageEncoder) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
-	if codecOptionalEncoder(c, &m.MemberEpoch, "bad bool") {
+	if c.flag(m.MemberEpoch != nil, "bad bool") {
+
 		c.i32(m.MemberEpoch)
 	}
-	if codecOptionalEncoder(c, &m.PreviousMemberEpoch, "bad bool") {
+	if c.flag(m.PreviousMemberEpoch != nil, "bad bool") {
+
 		c.i32(m.PreviousMemberEpoch)
 	}
-	if codecOptionalEncoder(c, &m.State, "bad bool") {
+	if c.flag(m.State != nil, "bad bool") {
+
 		c.i8(m.State)
 	}
 	c.str(&m.StateName)
-	if codecOptionalEncoder(c, &m.Metadata, "bad bool") {
+	if c.flag(m.Metadata != nil, "bad bool") {
+
 		c.streamsMemberMetadata(m.Metadata)
 	}
-	if codecOptionalEncoder(c, &m.AssignedTasks, "bad bool") {
+	if c.flag(m.AssignedTasks != nil, "bad bool") {
+
 		c.streamsTasks(m.AssignedTasks)
 	}
-	if codecOptionalEncoder(c, &m.TasksPendingRevocation, "bad bool") {
+	if c.flag(m.TasksPendingRevocation != nil, "bad bool") {
+
 		c.streamsTasks(m.TasksPendingRevocation)
 	}
 }
@@ -533,7 +572,8 @@ func (c *imageEncoder) streamsMemberMetadata(md *StreamsMemberMetadata) {
 	c.i32(&md.RebalanceTimeoutMs)
 	c.i32(&md.TopologyEpoch)
 	c.str(&md.ProcessID)
-	if codecOptionalEncoder(c, &md.UserEndpoint, "bad bool") {
+	if c.flag(md.UserEndpoint != nil, "bad bool") {
+
 		c.streamsEndpoint(md.UserEndpoint)
 	}
 	c.keyValues(&md.ClientTags)
@@ -567,12 +607,22 @@ func (c *imageEncoder) taskIDs(s *[]TaskIDs) {
 	}
 }
 
-func (c *imageEncoder) streamsMemberTarget(t StreamsMemberTarget) StreamsMemberTarget {
+func (c *imageEncoder) streamsTargets(tm *map[string]StreamsMemberTarget, ids []string) {
+	keys, n := codecMapFrameEncoder(c, tm, 5, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.streamsMemberTarget(&t)
+
+	}
+	codecRepeatedEncoder(c, len(*tm), n, "streams target member")
+}
+
+func (c *imageEncoder) streamsMemberTarget(t *StreamsMemberTarget) {
 	c.str(&t.MemberID)
 	c.taskIDs(&t.ActiveTasks)
 	c.taskIDs(&t.StandbyTasks)
 	c.taskIDs(&t.WarmupTasks)
-	return t
 }
 
 func (c *imageEncoder) streamsTopology(t *StreamsTopology) {
@@ -636,7 +686,7 @@ func (c *imageDecoder) i64(p *int64) {
 
 func (c *imageDecoder) i32(p *int32) {
 
-	*p = c.r.i32()
+	c.r.i32Into(p)
 
 }
 
@@ -666,7 +716,7 @@ func (c *imageDecoder) bool(p *bool) {
 
 func (c *imageDecoder) str(p *string) {
 
-	*p = c.r.str()
+	c.r.strInto(p)
 
 }
 
@@ -722,54 +772,38 @@ func codecListDecoder[T any](c *imageDecoder, s *[]T, minSize int, slab *[]T) {
 
 }
 
-func codecOptionalDecoder[T any](c *imageDecoder, p **T, bad string) bool {
-	if !c.flag(*p != nil, bad) {
-		return false
+func codecMapFrameDecoder[V any](c *imageDecoder, m *map[string]V, minSize int, ids []string) (keys []string, n int) {
+	{
+
+		n, isNil := c.r.count(minSize)
+		if isNil {
+			*m = nil
+		} else {
+			*m = make(map[string]V, n)
+		}
+		return nil, n
 	}
 
-	*p = new(T)
-
-	return true
 }
 
-func codecMapDecoder[V any](c *imageDecoder, m *map[string]V, minSize int, keys []string, repeated string, entry func(*imageDecoder, V) V) {
+func codecMemberFrameDecoder[M any](c *imageDecoder, m *map[string]*M, minSize int) (ids []string, slab []M) {
+	{
 
-	n, isNil := c.r.count(minSize)
-	if isNil {
-		*m = nil
-		return
+		n, isNil := c.r.count(minSize)
+		if isNil {
+			*m = nil
+			return nil, nil
+		}
+		*m = make(map[string]*M, n)
+		return nil, make([]M, n)
 	}
-	*m = make(map[string]V, n)
-	for range n {
-		var k string
-		var zero V
-		c.str(&k)
-		(*m)[k] = entry(c, zero)
-	}
-	if len(*m) != n && c.r.err == nil {
-		c.r.fail("repeated %s", repeated)
-	}
+
 }
 
-func codecMembersDecoder[M any](c *imageDecoder, m *map[string]*M, minSize int, repeated string, member func(*imageDecoder, *M)) []string {
-
-	n, isNil := c.r.count(minSize)
-	if isNil {
-		*m = nil
-		return nil
-	}
-	slab := make([]M, n)
-	*m = make(map[string]*M, n)
-	for i := range slab {
-		var k string
-		c.str(&k)
-		member(c, &slab[i])
-		(*m)[k] = &slab[i]
-	}
-	if len(*m) != n && c.r.err == nil {
+func codecRepeatedDecoder(c *imageDecoder, got, n int, repeated string) {
+	if got != n && c.r.err == nil {
 		c.r.fail("repeated %s", repeated)
 	}
-	return nil
 }
 
 func (c *imageDecoder) head(s *State) error {
@@ -1029,24 +1063,66 @@ func (c *imageDecoder) consumerGroup(g *consumerGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
 	c.bool(&g.hasSubscriptionMetadataRecord)
-	codecMapDecoder(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageDecoder).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembersDecoder(c, &g.members, 17, "consumer member", (*imageDecoder).consumerMember)
-	codecMapDecoder(c, &g.target, 2, ids, "target assignment member", (*imageDecoder).targetPartitions)
-	codecMapDecoder(c, &g.regexes, 5, nil, "regex", (*imageDecoder).resolvedRegularExpression)
+	ids, slab := codecMemberFrameDecoder(c, &g.members, 17)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.consumerMember(m)
+
+		g.members[k] = m
+
+	}
+	codecRepeatedDecoder(c, len(g.members), len(slab), "consumer member")
+	c.targets(&g.target, ids)
+	c.regexes(&g.regexes)
 }
 
-func (c *imageDecoder) topicMetadata(t TopicMetadata) TopicMetadata {
+func (c *imageDecoder) topicMetadataMap(tm *map[string]TopicMetadata) {
+	keys, n := codecMapFrameDecoder(c, tm, 19, nil)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicMetadata(&t)
+
+		(*tm)[k] = t
+
+	}
+	codecRepeatedDecoder(c, len(*tm), n, "topic metadata key")
+}
+
+func (c *imageDecoder) topicMetadata(t *TopicMetadata) {
 	c.uuid(&t.TopicID)
 	c.str(&t.TopicName)
 	c.i32(&t.NumPartitions)
-	return t
 }
 
-func (c *imageDecoder) targetPartitions(s []TopicPartitions) []TopicPartitions {
-	c.topicPartitions(&s)
-	return s
+func (c *imageDecoder) targets(tm *map[string][]TopicPartitions, ids []string) {
+	keys, n := codecMapFrameDecoder(c, tm, 2, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.topicPartitions(&t)
+
+		(*tm)[k] = t
+
+	}
+	codecRepeatedDecoder(c, len(*tm), n, "target assignment member")
+}
+
+func (c *imageDecoder) regexes(rm *map[string]ResolvedRegularExpression) {
+	keys, n := codecMapFrameDecoder(c, rm, 5, nil)
+	for i := range n {
+		k, re := mapEntry(*rm, keys, i)
+		c.str(&k)
+		c.resolvedRegularExpression(&re)
+
+		(*rm)[k] = re
+
+	}
+	codecRepeatedDecoder(c, len(*rm), n, "regex")
 }
 
 func (c *imageDecoder) consumerMember(m *ConsumerMember) {
@@ -1063,7 +1139,10 @@ func (c *imageDecoder) consumerMember(m *ConsumerMember) {
 	c.strs(&m.SubscribedTopicNames)
 	c.strp(&m.SubscribedTopicRegex)
 	c.strp(&m.ServerAssignor)
-	if codecOptionalDecoder(c, &m.ClassicMemberMetadata, "bad classic member metadata flag") {
+	if c.flag(m.ClassicMemberMetadata != nil, "bad classic member metadata flag") {
+
+		m.ClassicMemberMetadata = new(ClassicMemberMetadata)
+
 		c.classicMemberMetadata(m.ClassicMemberMetadata)
 	}
 	c.topicPartitionsWithEpochs(&m.AssignedPartitions)
@@ -1080,12 +1159,11 @@ func (c *imageDecoder) classicMemberMetadata(m *ClassicMemberMetadata) {
 	}
 }
 
-func (c *imageDecoder) resolvedRegularExpression(re ResolvedRegularExpression) ResolvedRegularExpression {
+func (c *imageDecoder) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
-	return re
 }
 
 func (c *imageDecoder) topicPartitions(s *[]TopicPartitions) {
@@ -1122,11 +1200,20 @@ func (c *imageDecoder) topicPartitionsWithEpochs(s *[]TopicPartitionsWithEpochs)
 func (c *imageDecoder) shareGroup(g *shareGroup) {
 	c.i32(&g.groupEpoch)
 	c.i64(&g.metadataHash)
-	codecMapDecoder(c, &g.subscriptionMetadata, 19, nil, "topic metadata key", (*imageDecoder).topicMetadata)
+	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids := codecMembersDecoder(c, &g.members, 11, "share member", (*imageDecoder).shareMember)
-	codecMapDecoder(c, &g.target, 2, ids, "target assignment member", (*imageDecoder).targetPartitions)
+	ids, slab := codecMemberFrameDecoder(c, &g.members, 11)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.shareMember(m)
+
+		g.members[k] = m
+
+	}
+	codecRepeatedDecoder(c, len(g.members), len(slab), "share member")
+	c.targets(&g.target, ids)
 }
 
 func (c *imageDecoder) shareMember(m *ShareMember) {
@@ -1151,32 +1238,62 @@ func (c *imageDecoder) streamsGroup(g *streamsGroup) {
 	c.keyValues(&g.lastAssignmentConfigs)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	if codecOptionalDecoder(c, &g.topology, "bad bool") {
+	if c.flag(g.topology != nil, "bad bool") {
+
+		g.topology = new(StreamsTopology)
+
 		c.streamsTopology(g.topology)
 	}
-	ids := codecMembersDecoder(c, &g.members, 9, "streams member", (*imageDecoder).streamsMember)
-	codecMapDecoder(c, &g.target, 5, ids, "streams target member", (*imageDecoder).streamsMemberTarget)
+	ids, slab := codecMemberFrameDecoder(c, &g.members, 9)
+	for i := range len(ids) + len(slab) {
+		k, m := memberEntry(g.members, ids, slab, i)
+		c.str(&k)
+		c.streamsMember(m)
+
+		g.members[k] = m
+
+	}
+	codecRepeatedDecoder(c, len(g.members), len(slab), "streams member")
+	c.streamsTargets(&g.target, ids)
 }
 
 func (c *imageDecoder) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
-	if codecOptionalDecoder(c, &m.MemberEpoch, "bad bool") {
+	if c.flag(m.MemberEpoch != nil, "bad bool") {
+
+		m.MemberEpoch = new(int32)
+
 		c.i32(m.MemberEpoch)
 	}
-	if codecOptionalDecoder(c, &m.PreviousMemberEpoch, "bad bool") {
+	if c.flag(m.PreviousMemberEpoch != nil, "bad bool") {
+
+		m.PreviousMemberEpoch = new(int32)
+
 		c.i32(m.PreviousMemberEpoch)
 	}
-	if codecOptionalDecoder(c, &m.State, "bad bool") {
+	if c.flag(m.State != nil, "bad bool") {
+
+		m.State = new(int8)
+
 		c.i8(m.State)
 	}
 	c.str(&m.StateName)
-	if codecOptionalDecoder(c, &m.Metadata, "bad bool") {
+	if c.flag(m.Metadata != nil, "bad bool") {
+
+		m.Metadata = new(StreamsMemberMetadata)
+
 		c.streamsMemberMetadata(m.Metadata)
 	}
-	if codecOptionalDecoder(c, &m.AssignedTasks, "bad bool") {
+	if c.flag(m.AssignedTasks != nil, "bad bool") {
+
+		m.AssignedTasks = new(StreamsTasks)
+
 		c.streamsTasks(m.AssignedTasks)
 	}
-	if codecOptionalDecoder(c, &m.TasksPendingRevocation, "bad bool") {
+	if c.flag(m.TasksPendingRevocation != nil, "bad bool") {
+
+		m.TasksPendingRevocation = new(StreamsTasks)
+
 		c.streamsTasks(m.TasksPendingRevocation)
 	}
 }
@@ -1189,7 +1306,10 @@ func (c *imageDecoder) streamsMemberMetadata(md *StreamsMemberMetadata) {
 	c.i32(&md.RebalanceTimeoutMs)
 	c.i32(&md.TopologyEpoch)
 	c.str(&md.ProcessID)
-	if codecOptionalDecoder(c, &md.UserEndpoint, "bad bool") {
+	if c.flag(md.UserEndpoint != nil, "bad bool") {
+
+		md.UserEndpoint = new(StreamsEndpoint)
+
 		c.streamsEndpoint(md.UserEndpoint)
 	}
 	c.keyValues(&md.ClientTags)
@@ -1229,12 +1349,24 @@ func (c *imageDecoder) taskIDs(s *[]TaskIDs) {
 	}
 }
 
-func (c *imageDecoder) streamsMemberTarget(t StreamsMemberTarget) StreamsMemberTarget {
+func (c *imageDecoder) streamsTargets(tm *map[string]StreamsMemberTarget, ids []string) {
+	keys, n := codecMapFrameDecoder(c, tm, 5, ids)
+	for i := range n {
+		k, t := mapEntry(*tm, keys, i)
+		c.str(&k)
+		c.streamsMemberTarget(&t)
+
+		(*tm)[k] = t
+
+	}
+	codecRepeatedDecoder(c, len(*tm), n, "streams target member")
+}
+
+func (c *imageDecoder) streamsMemberTarget(t *StreamsMemberTarget) {
 	c.str(&t.MemberID)
 	c.taskIDs(&t.ActiveTasks)
 	c.taskIDs(&t.StandbyTasks)
 	c.taskIDs(&t.WarmupTasks)
-	return t
 }
 
 func (c *imageDecoder) streamsTopology(t *StreamsTopology) {

@@ -187,6 +187,19 @@ func (r *imageReader) signed(bits uint) int64 {
 	return x
 }
 
+// i32Into is i32 into *p, with a one-byte varint (always in range) read inline: one call
+// for most values instead of two.
+func (r *imageReader) i32Into(p *int32) {
+	if r.i < len(r.s) {
+		if c := r.s[r.i]; c < 0x80 {
+			r.i++
+			*p = int32(int64(c>>1) ^ -int64(c&1))
+			return
+		}
+	}
+	*p = r.i32()
+}
+
 func (r *imageReader) i32() int32 { return int32(r.signed(32)) }
 func (r *imageReader) i16() int16 { return int16(r.signed(16)) }
 func (r *imageReader) i8() int8   { return int8(r.signed(8)) }
@@ -221,6 +234,19 @@ func (r *imageReader) str() string {
 	s := r.s[r.i : r.i+int(n)]
 	r.i += int(n)
 	return s
+}
+
+// strInto is str into *p, with a string of fewer than 128 bytes read inline (most are): one
+// call for most strings instead of two.
+func (r *imageReader) strInto(p *string) {
+	if i := r.i; i < len(r.s) {
+		if n := int(r.s[i]); n < 0x80 && n < len(r.s)-i {
+			*p = r.s[i+1 : i+1+n]
+			r.i = i + 1 + n
+			return
+		}
+	}
+	*p = r.str()
 }
 
 func (r *imageReader) strp() *string {
