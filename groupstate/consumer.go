@@ -145,8 +145,12 @@ func (g *consumerGroup) init(v KafkaVersion) {
 }
 
 // lookupConsumer is lookupModern for consumer records (getOrMaybeCreatePersistedConsumerGroup:
-// a simple classic group is replaced).
+// a simple classic group is replaced), with the common case, an existing consumer group,
+// first: a plain function, as cheap per record as the lookup before the shared core.
 func (s *State) lookupConsumer(r rec, create bool) (g *consumerGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*consumerGroup); ok {
+		return g, false, nil
+	}
 	return lookupModern[consumerGroup](s, r, create, consumerRules)
 }
 

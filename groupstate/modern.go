@@ -19,8 +19,9 @@ package groupstate
 //
 // The steps are methods of the embedded struct, called on the concrete group types: static
 // calls, no interface values and no closures on the per-record path, so the shared core
-// costs what the three copies did. Only lookupModern is generic in the group type (it
-// creates groups through the type's init, off the common path).
+// costs what the three copies did. Each type's lookup (lookupConsumer, ...) returns an
+// existing group of its type at once; lookupModern, generic in the group type, does the rest
+// (it creates groups through the type's init).
 
 // modernGroup is the core of a consumer, share or streams group. M is the member type, T a
 // member's target assignment.

@@ -122,7 +122,11 @@ func (*shareGroup) groupType() GroupType { return GroupTypeShare }
 // lookupShare is lookupModern for share records (getOrMaybeCreatePersistedShareGroup: no
 // simple-group replacement). On 4.0 a missing group with create false is
 // GroupIdNotFoundException (Kafka 4.0 did not catch it), reported as ErrGroupNotFound.
+// The common case, an existing share group, comes first (as in lookupConsumer).
 func (s *State) lookupShare(r rec, create bool) (g *shareGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*shareGroup); ok {
+		return g, false, nil
+	}
 	return lookupModern[shareGroup](s, r, create, shareRules)
 }
 

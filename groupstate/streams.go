@@ -302,8 +302,13 @@ func (g *streamsGroup) init(v KafkaVersion) {
 }
 
 // lookupStreams is lookupModern for streams records (getOrMaybeCreatePersistedStreamsGroup):
-// Kafka 4.0 does not know them, and simple classic groups are replaced on 4.2+ only.
+// Kafka 4.0 does not know them, and simple classic groups are replaced on 4.2+ only. The
+// common case, an existing streams group on a version that replays the record, comes first
+// (as in lookupConsumer).
 func (s *State) lookupStreams(r rec, create bool) (g *streamsGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*streamsGroup); ok && s.version.ReplaysRecordType(r.typ) {
+		return g, false, nil
+	}
 	return lookupModern[streamsGroup](s, r, create, streamsRules)
 }
 
