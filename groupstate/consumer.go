@@ -128,29 +128,30 @@ type ConsumerGroup struct {
 	ResolvedRegularExpressions    []ResolvedRegularExpression `json:"resolvedRegularExpressions,omitempty"`
 }
 
+// consumerGroup is a consumer group: the modern core (modern.go) and the consumer's own
+// fields.
 type consumerGroup struct {
-	groupEpoch                    int32
-	metadataHash                  int64
+	modernGroup[ConsumerMember, []TopicPartitions]
 	hasSubscriptionMetadataRecord bool
 	subscriptionMetadata          map[string]TopicMetadata
-	assignmentEpoch               int32
-	assignmentTimestamp           int64
-	members                       map[string]*ConsumerMember // immutable once stored
-	target                        map[string][]TopicPartitions
 	regexes                       map[string]ResolvedRegularExpression
 }
 
 func (*consumerGroup) groupType() GroupType { return GroupTypeConsumer }
 
-func (s *State) newConsumerGroup() *consumerGroup {
-	e := s.version.initialEpoch()
-	return &consumerGroup{
-		groupEpoch:      e,
-		assignmentEpoch: e,
-		members:         map[string]*ConsumerMember{},
-		target:          map[string][]TopicPartitions{},
-		regexes:         map[string]ResolvedRegularExpression{},
+func (g *consumerGroup) init(v KafkaVersion) {
+	g.modernGroup.init(v)
+	g.regexes = map[string]ResolvedRegularExpression{}
+}
+
+// lookupConsumer is lookupModern for consumer records (getOrMaybeCreatePersistedConsumerGroup:
+// a simple classic group is replaced), with the common case, an existing consumer group,
+// first: a plain function, as cheap per record as the lookup before the shared core.
+func (s *State) lookupConsumer(r rec, create bool) (g *consumerGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*consumerGroup); ok {
+		return g, false, nil
 	}
+	return lookupModern[consumerGroup](s, r, create, consumerRules)
 }
 
 // state is ConsumerGroup.maybeUpdateGroupState.
@@ -191,10 +192,7 @@ func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetad
 	if err != nil {
 		return err
 	}
-	g.groupEpoch = v.Epoch
-	if s.version.hasMetadataHash() {
-		g.metadataHash = v.MetadataHash
-	}
+	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -207,13 +205,8 @@ func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
 	if err != nil || g == nil {
 		return err
 	}
-	switch {
-	case len(g.members) > 0:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
-	case len(g.target) > 0:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the target assignment still has %d members", groupID, len(g.target))
-	case g.assignmentEpoch != -1:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive ConsumerGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
+	if err := g.checkTombstone(r, consumerRules); err != nil {
+		return err
 	}
 	s.removeGroup(groupID)
 	return nil
@@ -298,27 +291,7 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 		s.install(groupID, g, fresh)
 		return nil
 	}
-	if m.MemberEpoch != LeaveGroupMemberEpoch {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive ConsumerGroupCurrentMemberAssignmentValue tombstone (member epoch %d)", memberID, m.MemberEpoch)
-	}
-	if _, ok := g.target[memberID]; ok {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive ConsumerGroupTargetAssignmentMetadataValue tombstone (member still in the target assignment)", memberID)
-	}
-	delete(g.members, memberID)
-	return nil
-}
-
-func checkAssignmentMetadata(r rec, v KafkaVersion, epoch int32, ts int64) error {
-	if !v.hasAssignmentTimestamp() {
-		return nil
-	}
-	if epoch < 0 && epoch != -1 {
-		return r.err(ErrInvalidAssignmentMetadata, illegalArgument, "the assignment epoch must be non-negative or -1, got %d", epoch)
-	}
-	if ts < 0 {
-		return r.err(ErrInvalidAssignmentMetadata, illegalArgument, "the assignment timestamp must be non-negative, got %d", ts)
-	}
-	return nil
+	return g.removeMember(r, consumerRules, m.MemberEpoch, true)
 }
 
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
@@ -329,12 +302,8 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v Ta
 	if err != nil {
 		return err
 	}
-	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
 		return err
-	}
-	g.assignmentEpoch = v.AssignmentEpoch
-	if s.version.hasAssignmentTimestamp() {
-		g.assignmentTimestamp = v.AssignmentTimestamp
 	}
 	s.install(groupID, g, fresh)
 	return nil
@@ -348,10 +317,9 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID str
 	if err != nil || g == nil {
 		return err
 	}
-	if len(g.target) > 0 {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	if err := g.clearAssignmentMetadata(r); err != nil {
+		return err
 	}
-	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
 	s.install(groupID, g, fresh)
 	return nil
 }

@@ -34,6 +34,22 @@
 //     Kafka had already replaced a simple classic group before throwing, the model keeps the
 //     simple group).
 //
+// # Consumer, share and streams groups
+//
+// The three modern group types share a core, as Kafka's ConsumerGroup, ShareGroup and
+// StreamsGroup share ModernGroup<T> (modern.go): modernGroup[M, T] holds the group epoch,
+// metadata hash, assignment epoch and timestamp, members and target assignment, and is
+// embedded in consumerGroup, shareGroup and streamsGroup, which keep only their own fields.
+// The rules the three share are written once: lookupModern finds, creates or replaces the
+// group a record is for (install adds a group it created once nothing can fail), and
+// modernGroup's methods are the steps of the records the three replay alike (group metadata
+// value and tombstone, target assignment metadata value and tombstone, member metadata
+// tombstone). What Kafka does differently per type is the type's modernRules: what a simple
+// classic group in the way becomes, streams records being unknown to 4.0, the streams group
+// tombstone not checking the target assignment, Kafka 4.0's strict share lookup, and the
+// wording of each tombstone message. The steps are static calls on the concrete types: no
+// interface values or closures per record.
+//
 // # Version rules
 //
 // KafkaVersion (4.0 .. 4.4, default 4.4) selects: the initial group and assignment epochs
@@ -94,6 +110,18 @@
 // offset blocks (most of an image) to an OffsetCheck the caller runs when it has cores to
 // spare; until it passed, the state is usable but not trusted (reads of a damaged block stop
 // where it breaks, a mutation that unpacks one records it in ImageErr), and PlanImage
-// refuses to write it. image.go documents the layout;
-// TestImageCoversEveryField fails when a struct gains a field the image does not write.
+// refuses to write it. image.go documents the layout.
+//
+// Both directions of an image are one codec (imagecodec.go): one two-way method per struct,
+// which visits every field once, in the image's order, and either writes or reads it, so
+// that a field cannot be written without being read, nor in another order. The codec runs
+// as two copies that internal/codecgen generates from it, one per direction with the other
+// direction's branches removed (imagecodec_gen.go), so that its primitives inline and cost
+// what separate hand-written halves did; TestImageCodecGenerated fails when the copies are
+// stale, TestImageTwoWayCodec holds them to the source. Only the offset blocks' frame is
+// written and read apart (packed.go; their rows are the codec's), and checkOffset, which
+// checks rows without building them, is held to the codec by a test.
+// TestImageCoversEveryField fills every field reachable from a group, a pending offset and a
+// share-group state entry and fails when an image does not bring one back (a struct that
+// gains a field the codec does not visit); TestImageGolden pins the bytes of a few states.
 package groupstate

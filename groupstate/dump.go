@@ -239,10 +239,14 @@ func restoreClassic(v *ClassicGroup) *classicGroup {
 
 func restoreConsumer(v *ConsumerGroup) *consumerGroup {
 	g := &consumerGroup{
-		groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash, hasSubscriptionMetadataRecord: v.HasSubscriptionMetadataRecord,
-		subscriptionMetadata: topicMetadataMap(v.SubscriptionMetadata),
-		assignmentEpoch:      v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
-		members: map[string]*ConsumerMember{}, target: map[string][]TopicPartitions{}, regexes: map[string]ResolvedRegularExpression{},
+		modernGroup: modernGroup[ConsumerMember, []TopicPartitions]{
+			groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash,
+			assignmentEpoch: v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
+			members: map[string]*ConsumerMember{}, target: map[string][]TopicPartitions{},
+		},
+		hasSubscriptionMetadataRecord: v.HasSubscriptionMetadataRecord,
+		subscriptionMetadata:          topicMetadataMap(v.SubscriptionMetadata),
+		regexes:                       map[string]ResolvedRegularExpression{},
 	}
 	for i := range v.Members {
 		m := v.Members[i].clone()
@@ -261,9 +265,12 @@ func restoreConsumer(v *ConsumerGroup) *consumerGroup {
 
 func restoreShare(v *ShareGroup) *shareGroup {
 	g := &shareGroup{
-		groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash, subscriptionMetadata: topicMetadataMap(v.SubscriptionMetadata),
-		assignmentEpoch: v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
-		members: map[string]*ShareMember{}, target: map[string][]TopicPartitions{},
+		modernGroup: modernGroup[ShareMember, []TopicPartitions]{
+			groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash,
+			assignmentEpoch: v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
+			members: map[string]*ShareMember{}, target: map[string][]TopicPartitions{},
+		},
+		subscriptionMetadata: topicMetadataMap(v.SubscriptionMetadata),
 	}
 	for i := range v.Members {
 		m := v.Members[i].clone()
@@ -278,12 +285,15 @@ func restoreShare(v *ShareGroup) *shareGroup {
 
 func restoreStreams(v *StreamsGroup) *streamsGroup {
 	g := &streamsGroup{
-		groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash, validatedTopologyEpoch: v.ValidatedTopologyEpoch,
-		storedDescriptionTopologyEpoch: v.StoredDescriptionTopologyEpoch, failedDescriptionTopologyEpoch: v.FailedDescriptionTopologyEpoch,
-		lastAssignmentConfigs: cloneKVs(v.LastAssignmentConfigs),
-		assignmentEpoch:       v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
-		topology: v.Topology.clone(),
-		members:  map[string]*StreamsMember{}, target: map[string]StreamsMemberTarget{},
+		modernGroup: modernGroup[StreamsMember, StreamsMemberTarget]{
+			groupEpoch: v.GroupEpoch, metadataHash: v.MetadataHash,
+			assignmentEpoch: v.AssignmentEpoch, assignmentTimestamp: v.AssignmentTimestamp,
+			members: map[string]*StreamsMember{}, target: map[string]StreamsMemberTarget{},
+		},
+		validatedTopologyEpoch: v.ValidatedTopologyEpoch, storedDescriptionTopologyEpoch: v.StoredDescriptionTopologyEpoch,
+		failedDescriptionTopologyEpoch: v.FailedDescriptionTopologyEpoch,
+		lastAssignmentConfigs:          cloneKVs(v.LastAssignmentConfigs),
+		topology:                       v.Topology.clone(),
 	}
 	for i := range v.Members {
 		m := v.Members[i].clone()

@@ -2,8 +2,13 @@ package groupstate
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -214,44 +219,82 @@ func TestImageRejectsDamage(t *testing.T) {
 	}
 }
 
-// TestImageCoversEveryField fails when a struct the image writes gains or loses a field:
-// image.go must then learn it (and the snapshot format of package replay may need a bump).
+// TestImageCoversEveryField fills every field reachable from the groups (one of each type),
+// the pending offsets and the share-group state metadata (imagefill_test.go): an image must
+// bring each back, so a field the image does not visit, in a struct that exists today or in
+// one added later, comes back zero and fails here. State and groupOffsets are not written
+// field by field (caches, memos, packed offset blocks): their fields are counted instead.
 func TestImageCoversEveryField(t *testing.T) {
+	for _, mode := range []fillMode{fillFull, fillOne, fillEmpty} {
+		s := filledState(t, mode)
+		head, parts := encodeImage(s, 1<<20)
+		got, err := decodeImage(head, parts)
+		require.NoError(t, err)
+		require.Len(t, got.groups, len(s.groups))
+		for id, g := range s.groups {
+			require.Equal(t, g, got.groups[id], "group %q (a %T) changed in the image: teach image.go its new field", id, g)
+		}
+		require.Equal(t, s.pending, got.pending)
+		require.Equal(t, s.open, got.open)
+		require.Equal(t, s.shareStateMeta, got.shareStateMeta)
+		h2, p2 := encodeImage(got, 1<<20)
+		require.Equal(t, head, h2)
+		require.Equal(t, parts, p2)
+	}
+
 	fields := map[reflect.Type]int{
-		reflect.TypeFor[State]():                       13,
-		reflect.TypeFor[groupOffsets]():                5,
-		reflect.TypeFor[OffsetAndMetadata]():           7,
-		reflect.TypeFor[classicGroup]():                6,
-		reflect.TypeFor[ClassicMember]():               11,
-		reflect.TypeFor[NamedTopicPartitions]():        2,
-		reflect.TypeFor[consumerGroup]():               9,
-		reflect.TypeFor[ConsumerMember]():              16,
-		reflect.TypeFor[ClassicMemberMetadata]():       2,
-		reflect.TypeFor[ClassicProtocol]():             2,
-		reflect.TypeFor[TopicPartitions]():             2,
-		reflect.TypeFor[TopicPartitionsWithEpochs]():   3,
-		reflect.TypeFor[TopicMetadata]():               3,
-		reflect.TypeFor[ResolvedRegularExpression]():   4,
-		reflect.TypeFor[shareGroup]():                  7,
-		reflect.TypeFor[ShareMember]():                 10,
-		reflect.TypeFor[ShareStatePartitionMetadata](): 4,
-		reflect.TypeFor[TopicPartitionsInfo]():         3,
-		reflect.TypeFor[streamsGroup]():                11,
-		reflect.TypeFor[StreamsMember]():               8,
-		reflect.TypeFor[StreamsMemberMetadata]():       9,
-		reflect.TypeFor[StreamsEndpoint]():             2,
-		reflect.TypeFor[StreamsTasks]():                3,
-		reflect.TypeFor[TaskIDs]():                     2,
-		reflect.TypeFor[TaskIDsWithEpochs]():           3,
-		reflect.TypeFor[StreamsTopology]():             2,
-		reflect.TypeFor[Subtopology]():                 7,
-		reflect.TypeFor[StreamsTopicInfo]():            4,
-		reflect.TypeFor[CopartitionGroup]():            3,
-		reflect.TypeFor[StreamsMemberTarget]():         4,
-		reflect.TypeFor[KeyValue]():                    2,
+		reflect.TypeFor[State]():        13,
+		reflect.TypeFor[groupOffsets](): 5,
 	}
 	for typ, n := range fields {
 		require.Equal(t, n, typ.NumField(), "%s has %d fields, image.go knows %d: teach image.go the change", typ, typ.NumField(), n)
+	}
+}
+
+// TestImageGolden pins the bytes of the images of a few states (testdata/image-*.golden, a
+// hex dump of the head and each part at two part sizes): a state's image must not change
+// unless the image format does (bump imageFormat and the snapshot kind of package replay,
+// then rewrite the files with go test ./groupstate -run TestImageGolden -rewrite). The
+// filled states' values derive from field names, so that reorganizing a struct keeps them.
+func TestImageGolden(t *testing.T) {
+	states := map[string]*State{
+		"filled-full":  filledState(t, fillFull),
+		"filled-one":   filledState(t, fillOne),
+		"filled-empty": filledState(t, fillEmpty),
+	}
+	for _, v := range KafkaVersions {
+		states["mixed-"+v.String()] = mixed(t, v)
+	}
+	for name, s := range states {
+		var b strings.Builder
+		for _, target := range []int{1 << 20, 200} {
+			head, parts := encodeImage(s, target)
+			fmt.Fprintf(&b, "part size %d: head\n%s", target, hex.Dump(head))
+			for i, p := range parts {
+				fmt.Fprintf(&b, "part size %d: part %d\n%s", target, i, hex.Dump(p))
+			}
+		}
+		golden := filepath.Join("testdata", "image-"+name+".golden")
+		if *rewrite {
+			require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+		}
+		want, err := os.ReadFile(golden)
+		require.NoError(t, err, "run go test ./groupstate -run TestImageGolden -rewrite")
+		if string(want) != b.String() {
+			wl, gl := strings.Split(string(want), "\n"), strings.Split(b.String(), "\n")
+			for i := range max(len(wl), len(gl)) {
+				w, g := "", ""
+				if i < len(wl) {
+					w = wl[i]
+				}
+				if i < len(gl) {
+					g = gl[i]
+				}
+				if w != g {
+					t.Fatalf("%s: the image differs from %s from line %d:\nwant %s\ngot  %s", name, golden, i+1, w, g)
+				}
+			}
+		}
 	}
 }
 
@@ -335,4 +378,107 @@ func TestImageUncheckedDamagedOffsets(t *testing.T) {
 	require.ErrorIs(t, st.View().ImageErr(), ErrImageCorrupt)
 	require.Equal(t, len(st.View().Offsets("g")), st.View().NumOffsets(), "the count follows what was unpacked")
 	require.Panics(t, func() { st.View().PlanImage(1 << 20) }, "unchecked blocks are never written out")
+}
+
+// TestImageTwoWayCodec holds the generated codec (imageEncoder, imageDecoder) to its source,
+// imageCodec with both directions behind c.dec: on the same states they write the same
+// bytes and read the same state.
+func TestImageTwoWayCodec(t *testing.T) {
+	states := []*State{filledState(t, fillFull), filledState(t, fillOne), filledState(t, fillEmpty)}
+	for _, v := range KafkaVersions {
+		states = append(states, mixed(t, v))
+	}
+	for _, s := range states {
+		plan := s.View().PlanImage(200)
+		c := &imageCodec{w: imageWriter{}}
+		require.NoError(t, c.head(s))
+		require.Equal(t, s.View().AppendImageHead(nil), c.w.b, "head")
+		got, err := twoWayDecodeHead(string(c.w.b))
+		require.NoError(t, err)
+		for i := range plan.NumParts() {
+			part := s.View().AppendImagePart(nil, plan, i)
+			c := &imageCodec{part: &partScratch{}}
+			ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
+			n := len(ids)
+			c.length(&n, 2, "entries")
+			for j, id := range ids {
+				c.entry(&imageEntry{id: id, g: s.groups[id], off: s.offsets[id]}, j, "")
+			}
+			require.Equal(t, part, c.w.b, "part %d", i)
+			p, err := twoWayDecodePart(string(part))
+			require.NoError(t, err)
+			want, err := DecodeImagePart(string(part))
+			require.NoError(t, err)
+			require.Equal(t, want, p)
+			require.NoError(t, got.AddImagePart(p))
+		}
+		require.NoError(t, got.FinishImage())
+		requireSameInternals(t, s, got)
+	}
+}
+
+func twoWayDecodeHead(head string) (*State, error) {
+	c := imageCodec{dec: true, r: imageReader{s: head, what: "head"}}
+	s := &State{}
+	return s, c.head(s)
+}
+
+func twoWayDecodePart(data string) (*ImagePart, error) {
+	c := &imageCodec{dec: true, r: imageReader{s: data, what: "part header"}, checkOffsets: true}
+	n := 0
+	c.length(&n, 2, "entries")
+	p := &ImagePart{entries: make([]imageEntry, n)}
+	prev := ""
+	for i := range p.entries {
+		e := &p.entries[i]
+		if c.entry(e, i, prev); c.r.err != nil {
+			return nil, c.r.err
+		}
+		prev = e.id
+		if e.off != nil {
+			p.offsets += e.off.n()
+		}
+	}
+	return p, c.r.err
+}
+
+// TestCheckOffsetReadsWhatTheCodecReads holds checkOffset, which checks the rows of an
+// offset block without building them, to the codec's offset: on every row written, on its
+// truncations and on single-byte changes, both read the same bytes and fail alike.
+func TestCheckOffsetReadsWhatTheCodecReads(t *testing.T) {
+	var rows []OffsetAndMetadata
+	for _, o := range []int64{0, 1, -1, 63, -64, 64, 1 << 40, -1 << 62, math.MaxInt64, math.MinInt64} {
+		for _, e := range []int32{-1, 0, math.MaxInt32, math.MinInt32} {
+			rows = append(rows, OffsetAndMetadata{CommittedOffset: o, LeaderEpoch: e, Metadata: "md", CommitTimestamp: -o, ExpireTimestamp: o ^ 5, TopicID: Uuid{byte(e), 1}, RecordOffset: o / 3})
+		}
+	}
+	rows = append(rows, OffsetAndMetadata{}, *filled[OffsetAndMetadata](t, "row", fillFull))
+	read := func(b string) (codecErr, checkErr error, codecEnd, checkEnd int) {
+		c := &imageDecoder{dec: true, r: imageReader{s: b, what: "row"}}
+		var o OffsetAndMetadata
+		c.offset(&o)
+		r := &imageReader{s: b, what: "row"}
+		r.checkOffset()
+		return c.r.err, r.err, c.r.i, r.i
+	}
+	for _, o := range rows {
+		w := &imageEncoder{}
+		w.offset(&o)
+		b := w.w.b
+		for n := 0; n <= len(b); n++ {
+			for _, x := range []byte{0, 0xff, 0x01, 0x80} {
+				for i := range max(n, 1) {
+					d := append([]byte{}, b[:n]...)
+					if i < len(d) {
+						d[i] ^= x
+					}
+					ce, ke, cend, kend := read(string(d))
+					require.Equal(t, ce == nil, ke == nil, "%x: codec %v, check %v", d, ce, ke)
+					if ce == nil {
+						require.Equal(t, cend, kend, "%x", d)
+					}
+				}
+			}
+		}
+	}
 }

@@ -10,6 +10,10 @@ import (
 // Slices and maps carry their nil-ness (length+1, 0 = nil) because the state distinguishes a
 // nil list from an empty one in places (a tag absent vs empty), and a nil map from an empty
 // one; an image restores exactly what was there.
+//
+// imageWriter writes the primitives and imageReader reads them. The structs of the state are
+// never written or read field by field with them, but through the codec (imagecodec.go),
+// whose one method per struct visits each field once and either writes or reads it.
 
 // ErrImageCorrupt is the error of every image that does not decode.
 var ErrImageCorrupt = errors.New("groupstate: corrupt state image")
@@ -76,14 +80,6 @@ func (w *imageWriter) i16s(s []int16) {
 	w.count(len(s), s == nil)
 	for _, x := range s {
 		w.v(int64(x))
-	}
-}
-
-func (w *imageWriter) kvs(s []KeyValue) {
-	w.count(len(s), s == nil)
-	for _, kv := range s {
-		w.str(kv.Key)
-		w.str(kv.Value)
 	}
 }
 
@@ -155,6 +151,32 @@ func (r *imageReader) v() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
+// vInto is v into *p, with the one-byte case inline: one call per value, as v inlined
+// into its caller is, from the codec's i64 (which inlines it).
+func (r *imageReader) vInto(p *int64) {
+	var u uint64
+	if r.i < len(r.s) && r.s[r.i] < 0x80 {
+		u = uint64(r.s[r.i])
+		r.i++
+	} else {
+		u = r.uvSlow()
+	}
+	*p = int64(u>>1) ^ -int64(u&1)
+}
+
+// flag reads a presence byte: 0 or 1, else the image is corrupt (bad says what it stood
+// for).
+func (r *imageReader) flag(bad string) bool {
+	switch r.u8() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.fail("%s", bad)
+	return false
+}
+
 // signed reads a varint that must fit bits bits.
 func (r *imageReader) signed(bits uint) int64 {
 	x := r.v()
@@ -163,6 +185,19 @@ func (r *imageReader) signed(bits uint) int64 {
 		return 0
 	}
 	return x
+}
+
+// i32Into is i32 into *p, with a one-byte varint (always in range) read inline: one call
+// for most values instead of two.
+func (r *imageReader) i32Into(p *int32) {
+	if r.i < len(r.s) {
+		if c := r.s[r.i]; c < 0x80 {
+			r.i++
+			*p = int32(int64(c>>1) ^ -int64(c&1))
+			return
+		}
+	}
+	*p = r.i32()
 }
 
 func (r *imageReader) i32() int32 { return int32(r.signed(32)) }
@@ -199,6 +234,19 @@ func (r *imageReader) str() string {
 	s := r.s[r.i : r.i+int(n)]
 	r.i += int(n)
 	return s
+}
+
+// strInto is str into *p, with a string of fewer than 128 bytes read inline (most are): one
+// call for most strings instead of two.
+func (r *imageReader) strInto(p *string) {
+	if i := r.i; i < len(r.s) {
+		if n := int(r.s[i]); n < 0x80 && n < len(r.s)-i {
+			*p = r.s[i+1 : i+1+n]
+			r.i = i + 1 + n
+			return
+		}
+	}
+	*p = r.str()
 }
 
 func (r *imageReader) strp() *string {
@@ -279,6 +327,19 @@ func (r *imageReader) i32s() []int32 {
 	return s
 }
 
+// readList reads a list's length and nil-ness (count) and allocates the list, from slab
+// when there is one.
+func readList[T any](r *imageReader, minSize int, slab *[]T) []T {
+	n, isNil := r.count(minSize)
+	switch {
+	case isNil:
+		return nil
+	case slab != nil:
+		return cut(slab, n)
+	}
+	return make([]T, n)
+}
+
 // cut returns n elements of *slab (a fresh slab when it has too few left) as a slice whose
 // capacity ends at its length.
 func cut[T any](slab *[]T, n int) []T {
@@ -306,14 +367,15 @@ func (r *imageReader) i16s() []int16 {
 	return s
 }
 
-func (r *imageReader) kvs() []KeyValue {
-	n, isNil := r.count(2)
-	if isNil {
-		return nil
+// sameKeys reports whether keys are exactly the keys of m.
+func sameKeys[V any](m map[string]V, keys []string) bool {
+	if len(keys) != len(m) {
+		return false
 	}
-	s := make([]KeyValue, n)
-	for i := range s {
-		s[i] = KeyValue{Key: r.str(), Value: r.str()}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
 	}
-	return s
+	return true
 }

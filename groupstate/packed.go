@@ -55,7 +55,8 @@ func (v View) ImageErr() error { return v.s.imageErr }
 
 // unpack builds the maps of a packed group; it fails only on a damaged block.
 func (gm *groupOffsets) unpack() error {
-	r := &imageReader{s: gm.packed, what: "packed offsets"}
+	c := &imageDecoder{dec: true, r: imageReader{s: gm.packed, what: "packed offsets"}}
+	r := &c.r
 	topics := r.length(2, "topics")
 	gm.topics = make(map[string]string, topics)
 	gm.byTP = make(map[TopicPartition]OffsetAndMetadata, min(gm.count, len(gm.packed)/8))
@@ -64,8 +65,8 @@ func (gm *groupOffsets) unpack() error {
 		gm.topics[topic] = topic
 		for range r.length(8, "offsets") {
 			part := r.i32()
-			om := r.offset()
-			if r.err != nil {
+			var om OffsetAndMetadata
+			if c.offset(&om); r.err != nil {
 				break
 			}
 			gm.byTP[TopicPartition{topic, part}] = om
@@ -83,21 +84,23 @@ func (gm *groupOffsets) unpack() error {
 
 // getPacked finds one offset in the packed block.
 func (gm *groupOffsets) getPacked(topic string, partition int32) (OffsetAndMetadata, bool) {
-	r := &imageReader{s: gm.packed, what: "packed offsets"}
+	c := &imageDecoder{dec: true, r: imageReader{s: gm.packed, what: "packed offsets"}}
+	r := &c.r
+	var om OffsetAndMetadata
 	for range r.length(2, "topics") {
 		t := r.str()
 		rows := r.length(8, "offsets")
 		if t != topic {
 			for range rows {
 				r.i32()
-				r.offset()
+				c.offset(&om)
 			}
 			continue
 		}
 		for range rows {
 			p := r.i32()
-			om := r.offset()
-			if p == partition {
+			om = OffsetAndMetadata{}
+			if c.offset(&om); p == partition {
 				return om, true
 			}
 		}
@@ -108,13 +111,14 @@ func (gm *groupOffsets) getPacked(topic string, partition int32) (OffsetAndMetad
 
 // appendPacked appends the packed offsets, in their (sorted) order, as CommittedOffsets.
 func (gm *groupOffsets) appendPacked(out []CommittedOffset, groupID string) []CommittedOffset {
-	r := &imageReader{s: gm.packed, what: "packed offsets"}
+	c := &imageDecoder{dec: true, r: imageReader{s: gm.packed, what: "packed offsets"}}
+	r := &c.r
 	for range r.length(2, "topics") {
 		t := r.str()
 		for range r.length(8, "offsets") {
 			p := r.i32()
-			om := r.offset()
-			if r.err != nil {
+			var om OffsetAndMetadata
+			if c.offset(&om); r.err != nil {
 				return out
 			}
 			out = append(out, CommittedOffset{GroupID: groupID, Topic: t, Partition: p, OffsetAndMetadata: om})
@@ -218,7 +222,8 @@ func appendSortedOffsets(b []byte, gm *groupOffsets, sc *offsetScratch, shift ui
 	}
 	slices.Sort(sc.keys)
 
-	w := imageWriter{b: b}
+	c := imageEncoder{w: imageWriter{b: b}}
+	w := &c.w
 	w.uv(uint64(len(order)))
 	for j := 0; j < len(sc.keys); {
 		r := sc.keys[j] >> shift
@@ -234,9 +239,10 @@ func appendSortedOffsets(b []byte, gm *groupOffsets, sc *offsetScratch, shift ui
 			p := int32(uint32(key>>(shift-32)) ^ 0x80000000)
 			w.v(int64(p))
 			if vals != nil {
-				w.offset(vals[key&0xffff])
+				c.offset(&vals[key&0xffff])
 			} else {
-				w.offset(gm.byTP[TopicPartition{topic, p}])
+				om := gm.byTP[TopicPartition{topic, p}]
+				c.offset(&om)
 			}
 		}
 	}
@@ -346,9 +352,9 @@ func scanOffsetsBlock(block string) (int, error) {
 	return n, r.err
 }
 
-// checkOffset checks what offset() reads without building the value: the int64 fields are
-// only skipped (any canonical varint of at most 10 bytes is one), which is most of the work
-// of a scan.
+// checkOffset checks what imageCodec.offset reads without building the value: the int64
+// fields are only skipped (any canonical varint of at most 10 bytes is one), which is most
+// of the work of a scan. TestCheckOffsetReadsWhatTheCodecReads holds it to the codec.
 func (r *imageReader) checkOffset() {
 	r.skipVarint() // committed offset
 	r.i32()        // leader epoch

@@ -111,21 +111,29 @@ type ShareGroup struct {
 	TargetAssignment     []MemberTargetAssignment `json:"targetAssignment,omitempty"`
 }
 
+// shareGroup is a share group: the modern core (modern.go) and the share group's own field.
 type shareGroup struct {
-	groupEpoch           int32
-	metadataHash         int64
-	subscriptionMetadata map[string]TopicMetadata
-	assignmentEpoch      int32
-	assignmentTimestamp  int64
-	members              map[string]*ShareMember
-	target               map[string][]TopicPartitions
+	modernGroup[ShareMember, []TopicPartitions]
+	subscriptionMetadata map[string]TopicMetadata // record 9, Kafka 4.0 only
 }
 
 func (*shareGroup) groupType() GroupType { return GroupTypeShare }
 
-func (s *State) newShareGroup() *shareGroup {
-	e := s.version.initialEpoch()
-	return &shareGroup{groupEpoch: e, assignmentEpoch: e, members: map[string]*ShareMember{}, target: map[string][]TopicPartitions{}}
+// lookupShare is lookupModern for share records (getOrMaybeCreatePersistedShareGroup: no
+// simple-group replacement). On 4.0 a missing group with create false is
+// GroupIdNotFoundException (Kafka 4.0 did not catch it), reported as ErrGroupNotFound.
+// The common case, an existing share group, comes first (as in lookupConsumer).
+func (s *State) lookupShare(r rec, create bool) (g *shareGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*shareGroup); ok {
+		return g, false, nil
+	}
+	return lookupModern[shareGroup](s, r, create, shareRules)
+}
+
+// errMemberNotFound is Kafka 4.0's UnknownMemberIdException for a share record whose member
+// is missing.
+func errMemberNotFound(r rec) error {
+	return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", r.member, r.group)
 }
 
 func (g *shareGroup) state() string {
@@ -169,25 +177,19 @@ func (s *State) ReplayShareGroupMemberMetadata(groupID, memberID string, v Share
 // 4.0 both are errors).
 func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string) error {
 	r := rec{typ: typeShareGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
-	g, _, err := s.lookupShare(r, false)
+	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
 	}
 	m, ok := g.members[memberID]
 	if !ok {
 		if s.version.shareStrictLookup() {
-			return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
+			return errMemberNotFound(r)
 		}
+		s.install(groupID, g, fresh)
 		return nil
 	}
-	if m.MemberEpoch != LeaveGroupMemberEpoch {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s with invalid leave group epoch %d", memberID, m.MemberEpoch)
-	}
-	if _, ok := g.target[memberID]; ok {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but member exists in target assignment", memberID)
-	}
-	delete(g.members, memberID)
-	return nil
+	return g.removeMember(r, shareRules, m.MemberEpoch, true)
 }
 
 // ReplayShareGroupMetadata replays record 11: get or create, set epoch and metadata hash.
@@ -196,10 +198,7 @@ func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataVal
 	if err != nil {
 		return err
 	}
-	g.groupEpoch = v.Epoch
-	if s.version.hasMetadataHash() {
-		g.metadataHash = v.MetadataHash
-	}
+	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -213,13 +212,8 @@ func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
 	if err != nil || g == nil {
 		return err
 	}
-	switch {
-	case len(g.members) > 0:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
-	case len(g.target) > 0:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the target assignment still has %d members", groupID, len(g.target))
-	case g.assignmentEpoch != -1:
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but target assignment epoch in invalid (%d)", groupID, g.assignmentEpoch)
+	if err := g.checkTombstone(r, shareRules); err != nil {
+		return err
 	}
 	s.removeGroup(groupID)
 	return nil
@@ -232,12 +226,8 @@ func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v Targe
 	if err != nil {
 		return err
 	}
-	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
 		return err
-	}
-	g.assignmentEpoch = v.AssignmentEpoch
-	if s.version.hasAssignmentTimestamp() {
-		g.assignmentTimestamp = v.AssignmentTimestamp
 	}
 	s.install(groupID, g, fresh)
 	return nil
@@ -247,14 +237,14 @@ func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v Targe
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string) error {
 	r := rec{typ: typeShareGroupTargetMeta, tombstone: true, group: groupID}
-	g, _, err := s.lookupShare(r, false)
+	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
 	}
-	if len(g.target) > 0 {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	if err := g.clearAssignmentMetadata(r); err != nil {
+		return err
 	}
-	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
+	s.install(groupID, g, fresh)
 	return nil
 }
 
@@ -276,11 +266,12 @@ func (s *State) ReplayShareGroupTargetAssignmentMember(groupID, memberID string,
 
 // ReplayShareGroupTargetAssignmentMemberTombstone replays a record 13 tombstone.
 func (s *State) ReplayShareGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
-	g, _, err := s.lookupShare(rec{typ: typeShareGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
 	delete(g.target, memberID)
+	s.install(groupID, g, fresh)
 	return nil
 }
 
@@ -293,7 +284,7 @@ func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string
 		return err
 	}
 	if _, ok := g.members[memberID]; !ok && s.version.shareStrictLookup() {
-		return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
+		return errMemberNotFound(r)
 	}
 	tps, dup := topicPartitionSets(v.AssignedPartitions, true)
 	if dup != nil {
@@ -313,15 +304,16 @@ func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string
 // become -1 and the assignment is cleared.
 func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
 	r := rec{typ: typeShareGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}
-	g, _, err := s.lookupShare(r, false)
+	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
 	}
 	old, ok := g.members[memberID]
+	if !ok && s.version.shareStrictLookup() {
+		return errMemberNotFound(r)
+	}
+	s.install(groupID, g, fresh)
 	if !ok {
-		if s.version.shareStrictLookup() {
-			return r.err(ErrMemberNotFound, unknownMemberID, "member %s is not a member of share group %s", memberID, groupID)
-		}
 		return nil
 	}
 	m := *old

@@ -281,32 +281,35 @@ type StreamsGroup struct {
 	TargetAssignment               []StreamsMemberTarget `json:"targetAssignment,omitempty"`
 }
 
+// streamsGroup is a streams group: the modern core (modern.go) and the streams group's own
+// fields.
 type streamsGroup struct {
-	groupEpoch                     int32
-	metadataHash                   int64
+	modernGroup[StreamsMember, StreamsMemberTarget]
 	validatedTopologyEpoch         int32
 	storedDescriptionTopologyEpoch int32
 	failedDescriptionTopologyEpoch int32
 	lastAssignmentConfigs          []KeyValue
-	assignmentEpoch                int32
-	assignmentTimestamp            int64
 	topology                       *StreamsTopology
-	members                        map[string]*StreamsMember
-	target                         map[string]StreamsMemberTarget
 }
 
 func (*streamsGroup) groupType() GroupType { return GroupTypeStreams }
 
-func (s *State) newStreamsGroup() *streamsGroup {
-	e := s.version.initialEpoch()
-	return &streamsGroup{
-		groupEpoch: e, assignmentEpoch: e,
-		validatedTopologyEpoch:         s.version.initialValidatedTopologyEpoch(),
-		storedDescriptionTopologyEpoch: -1,
-		failedDescriptionTopologyEpoch: -1,
-		members:                        map[string]*StreamsMember{},
-		target:                         map[string]StreamsMemberTarget{},
+func (g *streamsGroup) init(v KafkaVersion) {
+	g.modernGroup.init(v)
+	g.validatedTopologyEpoch = v.initialValidatedTopologyEpoch()
+	g.storedDescriptionTopologyEpoch = -1
+	g.failedDescriptionTopologyEpoch = -1
+}
+
+// lookupStreams is lookupModern for streams records (getOrMaybeCreatePersistedStreamsGroup):
+// Kafka 4.0 does not know them, and simple classic groups are replaced on 4.2+ only. The
+// common case, an existing streams group on a version that replays the record, comes first
+// (as in lookupConsumer).
+func (s *State) lookupStreams(r rec, create bool) (g *streamsGroup, fresh bool, err error) {
+	if g, ok := s.groups[r.group].(*streamsGroup); ok && s.version.ReplaysRecordType(r.typ) {
+		return g, false, nil
 	}
+	return lookupModern[streamsGroup](s, r, create, streamsRules)
 }
 
 // state is StreamsGroup.maybeUpdateGroupState. On 4.1 the NOT_READY test also needed the
@@ -353,8 +356,7 @@ func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadat
 			return r.err(ErrDuplicateKey, illegalState, "duplicate key %q in the last assignment configs", *dup)
 		}
 	}
-	g.groupEpoch = v.Epoch
-	g.metadataHash = v.MetadataHash
+	g.setGroupMetadata(v.Epoch, v.MetadataHash, true) // a plain field of record 17 from its first version
 	if s.version.hasValidatedTopologyEpoch() {
 		g.validatedTopologyEpoch = v.ValidatedTopologyEpoch
 		g.lastAssignmentConfigs = cfg
@@ -376,11 +378,8 @@ func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
 	if err != nil || g == nil {
 		return err
 	}
-	if len(g.members) > 0 {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but the group still has %d members", groupID, len(g.members))
-	}
-	if g.assignmentEpoch != -1 {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete group %s but did not receive StreamsGroupTargetAssignmentMetadataValue tombstone (assignment epoch %d)", groupID, g.assignmentEpoch)
+	if err := g.checkTombstone(r, streamsRules); err != nil {
+		return err
 	}
 	s.removeGroup(groupID)
 	return nil
@@ -421,17 +420,11 @@ func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID stri
 		s.install(groupID, g, fresh)
 		return nil
 	}
-	if m.MemberEpoch == nil {
-		return r.err(ErrMissingField, nullPointer, "received a tombstone record to delete member %s whose member epoch was never set", memberID)
+	var epoch int32
+	if m.MemberEpoch != nil {
+		epoch = *m.MemberEpoch
 	}
-	if *m.MemberEpoch != LeaveGroupMemberEpoch {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive StreamsGroupCurrentMemberAssignmentValue tombstone (member epoch %d)", memberID, *m.MemberEpoch)
-	}
-	if _, ok := g.target[memberID]; ok {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete member %s but did not receive StreamsGroupTargetAssignmentMetadataValue tombstone (member still in the target assignment)", memberID)
-	}
-	delete(g.members, memberID)
-	return nil
+	return g.removeMember(r, streamsRules, epoch, m.MemberEpoch != nil)
 }
 
 // ReplayStreamsGroupTargetAssignmentMetadata replays record 20 (same rules as record 6).
@@ -441,12 +434,8 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v Tar
 	if err != nil {
 		return err
 	}
-	if err := checkAssignmentMetadata(r, s.version, v.AssignmentEpoch, v.AssignmentTimestamp); err != nil {
+	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
 		return err
-	}
-	g.assignmentEpoch = v.AssignmentEpoch
-	if s.version.hasAssignmentTimestamp() {
-		g.assignmentTimestamp = v.AssignmentTimestamp
 	}
 	s.install(groupID, g, fresh)
 	return nil
@@ -460,10 +449,9 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID stri
 	if err != nil || g == nil {
 		return err
 	}
-	if len(g.target) > 0 {
-		return r.err(ErrTombstoneOrder, illegalState, "received a tombstone record to delete target assignment of %s but the assignment still has %d members", groupID, len(g.target))
+	if err := g.clearAssignmentMetadata(r); err != nil {
+		return err
 	}
-	g.assignmentEpoch, g.assignmentTimestamp = -1, 0
 	s.install(groupID, g, fresh)
 	return nil
 }
