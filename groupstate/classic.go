@@ -122,7 +122,7 @@ func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
 	statics := map[string]bool{}
 	supported := 0 // supportedProtocols count of the single protocol every loaded member has
 	for _, in := range v.Members {
-		r := rec{typ: typeGroupMetadata, group: groupID, member: in.MemberID}
+		r := rec{typ: recordTypeGroupMetadata, group: groupID, member: in.MemberID}
 		if in.GroupInstanceID != nil {
 			if statics[*in.GroupInstanceID] {
 				return r.err(ErrClassicGroupAdd, illegalState, "static member with groupInstanceId=%s cannot be added to group %s since it is already a member", *in.GroupInstanceID, groupID)

@@ -188,7 +188,7 @@ func (g *consumerGroup) memberOrNew(id string) ConsumerMember {
 // ReplayConsumerGroupMetadata replays record 3: get or create the consumer group, set its
 // epoch and metadata hash.
 func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetadataValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupMetadata, group: groupID}, true)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupMetadata, group: groupID}, true)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetad
 // ReplayConsumerGroupMetadataTombstone replays a record 3 tombstone: the group must have no
 // members, no target assignment and assignment epoch -1; then it is removed.
 func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: typeConsumerGroupMetadata, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeConsumerGroupMetadata, tombstone: true, group: groupID}
 	g, _, err := s.lookupConsumer(r, false)
 	if err != nil || g == nil {
 		return err
@@ -215,7 +215,7 @@ func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
 // ReplayConsumerGroupPartitionMetadata replays record 4: on 4.1+ it only sets
 // hasSubscriptionMetadataRecord; on 4.0 it stores the subscription metadata.
 func (s *State) ReplayConsumerGroupPartitionMetadata(groupID string, v ConsumerGroupPartitionMetadataValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupPartitionMeta, group: groupID}, true)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupPartitionMetadata, group: groupID}, true)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func topicMetadataMap(topics []TopicMetadata) map[string]TopicMetadata {
 // ReplayConsumerGroupPartitionMetadataTombstone replays a record 4 tombstone: on 4.1+ it
 // clears hasSubscriptionMetadataRecord, on 4.0 the subscription metadata.
 func (s *State) ReplayConsumerGroupPartitionMetadataTombstone(groupID string) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupPartitionMeta, tombstone: true, group: groupID}, false)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupPartitionMetadata, tombstone: true, group: groupID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (s *State) ReplayConsumerGroupPartitionMetadataTombstone(groupID string) er
 // ReplayConsumerGroupMemberMetadata replays record 5: get or create the group and the
 // member, then overwrite the member's metadata fields.
 func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v ConsumerMemberMetadataValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupMemberMetadata, group: groupID, member: memberID}, true)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupMemberMetadata, group: groupID, member: memberID}, true)
 	if err != nil {
 		return err
 	}
@@ -281,7 +281,7 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 // have epoch -1 (its record 8 tombstone replayed) and no target assignment; then it is
 // removed. A missing group or member is ignored.
 func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID string) error {
-	r := rec{typ: typeConsumerGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	r := rec{typ: recordTypeConsumerGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
 	g, fresh, err := s.lookupConsumer(r, false)
 	if err != nil || g == nil {
 		return err
@@ -297,7 +297,7 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
 // and (4.3+) timestamp. On 4.3+ an epoch below -1 or a negative timestamp fails.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: typeConsumerGroupTargetMeta, group: groupID}
+	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, group: groupID}
 	g, fresh, err := s.lookupConsumer(r, true)
 	if err != nil {
 		return err
@@ -312,7 +312,7 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v Ta
 // ReplayConsumerGroupTargetAssignmentMetadataTombstone replays a record 6 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: typeConsumerGroupTargetMeta, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
 	g, fresh, err := s.lookupConsumer(r, false)
 	if err != nil || g == nil {
 		return err
@@ -327,7 +327,7 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID str
 // ReplayConsumerGroupTargetAssignmentMember replays record 7: set the member's target
 // assignment (the member need not exist). A topic id listed twice fails (Collectors.toMap).
 func (s *State) ReplayConsumerGroupTargetAssignmentMember(groupID, memberID string, partitions []TopicPartitions) error {
-	r := rec{typ: typeConsumerGroupTargetMember, group: groupID, member: memberID}
+	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMember, group: groupID, member: memberID}
 	g, fresh, err := s.lookupConsumer(r, true)
 	if err != nil {
 		return err
@@ -343,7 +343,7 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMember(groupID, memberID stri
 
 // ReplayConsumerGroupTargetAssignmentMemberTombstone replays a record 7 tombstone.
 func (s *State) ReplayConsumerGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupTargetAssignmentMember, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -396,7 +396,7 @@ func (s *State) consumerAssignment(r rec, in []TopicPartitionsWithEpochs, member
 // ReplayConsumerGroupCurrentMemberAssignment replays record 8: get or create the group and
 // member; set epochs, state and assigned and pending partitions.
 func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID string, v ConsumerCurrentAssignmentValue) error {
-	r := rec{typ: typeConsumerGroupCurrentAssign, group: groupID, member: memberID}
+	r := rec{typ: recordTypeConsumerGroupCurrentMemberAssignment, group: groupID, member: memberID}
 	g, fresh, err := s.lookupConsumer(r, true)
 	if err != nil {
 		return err
@@ -424,7 +424,7 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID str
 // member's epochs become -1 and its partitions are cleared; the member stays until its
 // record 5 tombstone. A missing group or member is ignored.
 func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupCurrentMemberAssignment, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -442,7 +442,7 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, mem
 
 // ReplayConsumerGroupRegularExpression replays record 16: store the regex resolution.
 func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v RegularExpressionValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupRegex, group: groupID}, true)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupRegularExpression, group: groupID}, true)
 	if err != nil {
 		return err
 	}
@@ -453,7 +453,7 @@ func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v Re
 
 // ReplayConsumerGroupRegularExpressionTombstone replays a record 16 tombstone.
 func (s *State) ReplayConsumerGroupRegularExpressionTombstone(groupID, regex string) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: typeConsumerGroupRegex, tombstone: true, group: groupID}, false)
+	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupRegularExpression, tombstone: true, group: groupID}, false)
 	if err != nil || g == nil {
 		return err
 	}

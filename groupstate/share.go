@@ -158,7 +158,7 @@ func (s *State) shareCreate(value bool) bool { return value && !s.version.shareS
 // ReplayShareGroupMemberMetadata replays record 10: get or create the share group and the
 // member; overwrite rack, client id and host, and subscribed topics.
 func (s *State) ReplayShareGroupMemberMetadata(groupID, memberID string, v ShareMemberMetadataValue) error {
-	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupMemberMetadata, group: groupID, member: memberID}, true)
+	g, fresh, err := s.lookupShare(rec{typ: recordTypeShareGroupMemberMetadata, group: groupID, member: memberID}, true)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (s *State) ReplayShareGroupMemberMetadata(groupID, memberID string, v Share
 // have epoch -1 and no target assignment. A missing group or member is ignored (4.1+; on
 // 4.0 both are errors).
 func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string) error {
-	r := rec{typ: typeShareGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	r := rec{typ: recordTypeShareGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
 	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
@@ -194,7 +194,7 @@ func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string
 
 // ReplayShareGroupMetadata replays record 11: get or create, set epoch and metadata hash.
 func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataValue) error {
-	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupMetadata, group: groupID}, true)
+	g, fresh, err := s.lookupShare(rec{typ: recordTypeShareGroupMetadata, group: groupID}, true)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataVal
 // members, no target assignment and assignment epoch -1; then it is removed. The
 // state-partition metadata (record 15) is kept.
 func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: typeShareGroupMetadata, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeShareGroupMetadata, tombstone: true, group: groupID}
 	g, _, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
@@ -221,7 +221,7 @@ func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
 
 // ReplayShareGroupTargetAssignmentMetadata replays record 12 (same rules as record 6).
 func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: typeShareGroupTargetMeta, group: groupID}
+	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, group: groupID}
 	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v Targe
 // ReplayShareGroupTargetAssignmentMetadataTombstone replays a record 12 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: typeShareGroupTargetMeta, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
 	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
@@ -250,7 +250,7 @@ func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string
 
 // ReplayShareGroupTargetAssignmentMember replays record 13.
 func (s *State) ReplayShareGroupTargetAssignmentMember(groupID, memberID string, partitions []TopicPartitions) error {
-	r := rec{typ: typeShareGroupTargetMember, group: groupID, member: memberID}
+	r := rec{typ: recordTypeShareGroupTargetAssignmentMember, group: groupID, member: memberID}
 	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func (s *State) ReplayShareGroupTargetAssignmentMember(groupID, memberID string,
 
 // ReplayShareGroupTargetAssignmentMemberTombstone replays a record 13 tombstone.
 func (s *State) ReplayShareGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
-	g, fresh, err := s.lookupShare(rec{typ: typeShareGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupShare(rec{typ: recordTypeShareGroupTargetAssignmentMember, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (s *State) ReplayShareGroupTargetAssignmentMemberTombstone(groupID, memberI
 // ReplayShareGroupCurrentMemberAssignment replays record 14: get or create the group and
 // the member (4.1+; Kafka 4.0 requires both to exist); set epochs, state and partitions.
 func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string, v ShareCurrentAssignmentValue) error {
-	r := rec{typ: typeShareGroupCurrentAssign, group: groupID, member: memberID}
+	r := rec{typ: recordTypeShareGroupCurrentMemberAssignment, group: groupID, member: memberID}
 	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string
 // ReplayShareGroupCurrentMemberAssignmentTombstone replays a record 14 tombstone: epochs
 // become -1 and the assignment is cleared.
 func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
-	r := rec{typ: typeShareGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}
+	r := rec{typ: recordTypeShareGroupCurrentMemberAssignment, tombstone: true, group: groupID, member: memberID}
 	g, fresh, err := s.lookupShare(r, false)
 	if err != nil || g == nil {
 		return err
@@ -336,8 +336,8 @@ func (s *State) ReplayShareGroupPartitionMetadataTombstone(groupID string) error
 }
 
 func (s *State) shareGroupPartitionMetadata(groupID string, topics []TopicMetadata, tombstone bool) error {
-	r := rec{typ: typeShareGroupPartitionMetadata, tombstone: tombstone, group: groupID}
-	if !s.version.ReplaysRecordType(typeShareGroupPartitionMetadata) {
+	r := rec{typ: recordTypeShareGroupPartitionMetadata, tombstone: tombstone, group: groupID}
+	if !s.version.ReplaysRecordType(recordTypeShareGroupPartitionMetadata) {
 		return r.err(ErrNotReplayed, "", "record type 9 was removed in Kafka 4.1")
 	}
 	g, _, err := s.lookupShare(r, false)
@@ -354,7 +354,7 @@ func (s *State) shareGroupPartitionMetadata(groupID string, topics []TopicMetada
 // record but its replay switch has no case for it (IllegalStateException), reported as
 // ErrNotReplayed.
 func (s *State) ReplayShareGroupStatePartitionMetadata(groupID string, v ShareStatePartitionMetadataValue) error {
-	r := rec{typ: typeShareGroupStatePartitionMeta, group: groupID}
+	r := rec{typ: recordTypeShareGroupStatePartitionMetadata, group: groupID}
 	if !s.version.ReplaysRecordType(r.typ) {
 		return r.err(ErrNotReplayed, illegalState, "Kafka 4.0 has no replay for record type 15")
 	}
@@ -401,7 +401,7 @@ func topicInfoMap(in []TopicPartitionsInfo) ([]TopicPartitionsInfo, *Uuid) {
 // ReplayShareGroupStatePartitionMetadataTombstone replays a record 15 tombstone: the entry
 // is removed even when the group is missing; an existing group of another type fails.
 func (s *State) ReplayShareGroupStatePartitionMetadataTombstone(groupID string) error {
-	r := rec{typ: typeShareGroupStatePartitionMeta, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeShareGroupStatePartitionMetadata, tombstone: true, group: groupID}
 	if !s.version.ReplaysRecordType(r.typ) {
 		return r.err(ErrNotReplayed, illegalState, "Kafka 4.0 has no replay for record type 15")
 	}

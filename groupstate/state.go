@@ -1,32 +1,5 @@
 package groupstate
 
-// Record type ids, for errors.
-const (
-	typeLegacyOffsetCommit           int16 = 0
-	typeOffsetCommit                 int16 = 1
-	typeGroupMetadata                int16 = 2
-	typeConsumerGroupMetadata        int16 = 3
-	typeConsumerGroupPartitionMeta   int16 = 4
-	typeConsumerGroupMemberMetadata  int16 = 5
-	typeConsumerGroupTargetMeta      int16 = 6
-	typeConsumerGroupTargetMember    int16 = 7
-	typeConsumerGroupCurrentAssign   int16 = 8
-	typeShareGroupPartitionMetadata  int16 = 9
-	typeShareGroupMemberMetadata     int16 = 10
-	typeShareGroupMetadata           int16 = 11
-	typeShareGroupTargetMeta         int16 = 12
-	typeShareGroupTargetMember       int16 = 13
-	typeShareGroupCurrentAssign      int16 = 14
-	typeShareGroupStatePartitionMeta int16 = 15
-	typeConsumerGroupRegex           int16 = 16
-	typeStreamsGroupMetadata         int16 = 17
-	typeStreamsGroupMemberMetadata   int16 = 19
-	typeStreamsGroupTargetMeta       int16 = 20
-	typeStreamsGroupTargetMember     int16 = 21
-	typeStreamsGroupCurrentAssign    int16 = 22
-	typeStreamsGroupTopology         int16 = 23
-)
-
 // State is the in-memory model of one __consumer_offsets partition after replay. The zero
 // value is not usable; call New. State is not safe for concurrent mutation; concurrent reads
 // through the view methods are safe when no mutator runs.

@@ -344,7 +344,7 @@ func (g *streamsGroup) memberOrNew(id string) StreamsMember {
 // metadata hash and, by version, the validated topology epoch and last assignment configs
 // (4.2+) and the description topology epochs (4.4+). Repeated config keys fail.
 func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadataValue) error {
-	r := rec{typ: typeStreamsGroupMetadata, group: groupID}
+	r := rec{typ: recordTypeStreamsGroupMetadata, group: groupID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -373,7 +373,7 @@ func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadat
 // members and assignment epoch -1 (the target assignment is not checked); then it is
 // removed.
 func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: typeStreamsGroupMetadata, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeStreamsGroupMetadata, tombstone: true, group: groupID}
 	g, _, err := s.lookupStreams(r, false)
 	if err != nil || g == nil {
 		return err
@@ -388,7 +388,7 @@ func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
 // ReplayStreamsGroupMemberMetadata replays record 19: get or create the group and the
 // (uninitialized) member; set its metadata. Repeated client tag keys fail.
 func (s *State) ReplayStreamsGroupMemberMetadata(groupID, memberID string, v StreamsMemberMetadata) error {
-	r := rec{typ: typeStreamsGroupMemberMetadata, group: groupID, member: memberID}
+	r := rec{typ: recordTypeStreamsGroupMemberMetadata, group: groupID, member: memberID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -410,7 +410,7 @@ func (s *State) ReplayStreamsGroupMemberMetadata(groupID, memberID string, v Str
 // ignored. A member whose epoch was never set (no record 22 nor its tombstone) fails with
 // ErrMissingField (Kafka unboxes a null epoch: NullPointerException).
 func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID string) error {
-	r := rec{typ: typeStreamsGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
+	r := rec{typ: recordTypeStreamsGroupMemberMetadata, tombstone: true, group: groupID, member: memberID}
 	g, fresh, err := s.lookupStreams(r, false)
 	if err != nil || g == nil {
 		return err
@@ -429,7 +429,7 @@ func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID stri
 
 // ReplayStreamsGroupTargetAssignmentMetadata replays record 20 (same rules as record 6).
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: typeStreamsGroupTargetMeta, group: groupID}
+	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, group: groupID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -444,7 +444,7 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v Tar
 // ReplayStreamsGroupTargetAssignmentMetadataTombstone replays a record 20 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: typeStreamsGroupTargetMeta, tombstone: true, group: groupID}
+	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
 	g, fresh, err := s.lookupStreams(r, false)
 	if err != nil || g == nil {
 		return err
@@ -484,7 +484,7 @@ func taskSets(in []TaskIDs, strict bool) ([]TaskIDs, *string) {
 // ReplayStreamsGroupTargetAssignmentMember replays record 21: set the member's target tasks
 // (the member need not exist). A subtopology listed twice in one list fails.
 func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID string, v StreamsTargetAssignmentValue) error {
-	r := rec{typ: typeStreamsGroupTargetMember, group: groupID, member: memberID}
+	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMember, group: groupID, member: memberID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -507,7 +507,7 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID strin
 
 // ReplayStreamsGroupTargetAssignmentMemberTombstone replays a record 21 tombstone.
 func (s *State) ReplayStreamsGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
-	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupTargetMember, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupStreams(rec{typ: recordTypeStreamsGroupTargetAssignmentMember, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -575,7 +575,7 @@ func (s *State) streamsTasks(r rec, active, standby, warmup []TaskIDsWithEpochs,
 // ReplayStreamsGroupCurrentMemberAssignment replays record 22: get or create the group and
 // the (uninitialized) member; set epochs, state (streams numbering) and tasks.
 func (s *State) ReplayStreamsGroupCurrentMemberAssignment(groupID, memberID string, v StreamsCurrentAssignmentValue) error {
-	r := rec{typ: typeStreamsGroupCurrentAssign, group: groupID, member: memberID}
+	r := rec{typ: recordTypeStreamsGroupCurrentMemberAssignment, group: groupID, member: memberID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -600,7 +600,7 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignment(groupID, memberID stri
 // ReplayStreamsGroupCurrentMemberAssignmentTombstone replays a record 22 tombstone: epochs
 // become -1 and the tasks empty; the state is left as it was.
 func (s *State) ReplayStreamsGroupCurrentMemberAssignmentTombstone(groupID, memberID string) error {
-	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupCurrentAssign, tombstone: true, group: groupID, member: memberID}, false)
+	g, fresh, err := s.lookupStreams(rec{typ: recordTypeStreamsGroupCurrentMemberAssignment, tombstone: true, group: groupID, member: memberID}, false)
 	if err != nil || g == nil {
 		return err
 	}
@@ -620,7 +620,7 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignmentTombstone(groupID, memb
 // ReplayStreamsGroupTopology replays record 23: get or create the group and set its
 // topology. A subtopology id listed twice fails (Collectors.toMap).
 func (s *State) ReplayStreamsGroupTopology(groupID string, v StreamsTopology) error {
-	r := rec{typ: typeStreamsGroupTopology, group: groupID}
+	r := rec{typ: recordTypeStreamsGroupTopology, group: groupID}
 	g, fresh, err := s.lookupStreams(r, true)
 	if err != nil {
 		return err
@@ -643,7 +643,7 @@ func (s *State) ReplayStreamsGroupTopology(groupID string, v StreamsTopology) er
 // ignored (the usual case: the record 17 tombstone came first); otherwise the topology is
 // cleared.
 func (s *State) ReplayStreamsGroupTopologyTombstone(groupID string) error {
-	g, fresh, err := s.lookupStreams(rec{typ: typeStreamsGroupTopology, tombstone: true, group: groupID}, false)
+	g, fresh, err := s.lookupStreams(rec{typ: recordTypeStreamsGroupTopology, tombstone: true, group: groupID}, false)
 	if err != nil || g == nil {
 		return err
 	}
