@@ -28,7 +28,7 @@ import (
 // thousands of transactions open for the whole log and committed them all at its end). COORDLOG_BENCH_DIR keeps the
 // generated database between runs (it is rebuilt when the sizes change). For a quick run:
 //
-//	COORDLOG_BENCH_GROUPS=2000 go test ./replay -run '^$' -bench 'Restart|SnapshotCreate' -benchtime 1x
+//	COORDLOG_BENCH_GROUPS=2000 go test ./replay/recovery -run '^$' -bench 'Restart|SnapshotCreate' -benchtime 1x
 
 func benchEnv(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
