@@ -13,7 +13,7 @@ func TestJavaHashes(t *testing.T) {
 	require.Equal(t, int32(0), JavaStringHash(""))
 	require.Equal(t, int32(-286926412), JavaStringHash("uniform"))
 	require.Equal(t, int32(108280125), JavaStringHash("range"))
-	require.Equal(t, int32(0x4e20), JavaStringHash("\u4e20")) // one UTF-16 unit
+	require.Equal(t, int32(0x4e20), JavaStringHash("\u4e20"))        // one UTF-16 unit
 	require.Equal(t, int32(54959989), JavaStringHash("\U0001F600x")) // a surrogate pair
 	require.Equal(t, int32(0), JavaUUIDHash([16]byte{}))
 	require.Equal(t, int32(0x01020304^0x05060708), JavaUUIDHash([16]byte{1, 2, 3, 4, 5, 6, 7, 8}))
@@ -37,5 +37,5 @@ func TestJavaHashOrder(t *testing.T) {
 	require.Equal(t, []int32{0, 1, 4}, JavaIntSetOrder([]int32{0, 1, 4}, 16))
 	require.Equal(t, []int32{16, 1, 17}, JavaIntSetOrder([]int32{1, 16, 17}, 16))
 	require.Equal(t, -1, JavaUUIDCompare([16]byte{0x80}, [16]byte{0x01})) // signed longs
-	require.Equal(t, -1, JavaStringCompare("\U0001F600", "\uFFFF"))          // surrogates sort first in UTF-16
+	require.Equal(t, -1, JavaStringCompare("\U0001F600", "\uFFFF"))       // surrogates sort first in UTF-16
 }
