@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -99,12 +100,19 @@ func skipExpected(next func() (string, bool)) error {
 	}
 }
 
-// ScriptArgs splits a command's fields into key=value arguments and positional ones.
+// ScriptArgs splits a command's fields into key=value arguments and positional ones. A value
+// in double quotes is unquoted (Go syntax), so that it may start with "(", which datadriven
+// would read as a list.
 func ScriptArgs(fields []string) (map[string]string, []string) {
 	kv := map[string]string{}
 	var pos []string
 	for _, f := range fields {
 		if k, v, ok := strings.Cut(f, "="); ok {
+			if len(v) >= 2 && v[0] == '"' {
+				if u, err := strconv.Unquote(v); err == nil {
+					v = u
+				}
+			}
 			kv[k] = v
 		} else {
 			pos = append(pos, f)
