@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ func requireInvariants(t *testing.T, st groupstate.View) {
 			for _, l := range [][]groupstate.TopicPartitionsWithEpochs{m.AssignedPartitions, m.PartitionsPendingRevocation} {
 				for _, tp := range l {
 					for _, p := range tp.Partitions {
-						k := tp.TopicID.String() + "-" + string(rune('0'+p))
+						k := fmt.Sprintf("%s-%d", tp.TopicID, p)
 						if o, dup := owner[k]; dup && o != m.MemberID {
 							t.Fatalf("group %s: partition %s-%d owned by %s and %s", id, tp.TopicID, p, o, m.MemberID)
 						}
@@ -96,7 +97,7 @@ func requireInvariants(t *testing.T, st groupstate.View) {
 		for _, ta := range g.TargetAssignment {
 			for _, tp := range ta.Partitions {
 				for _, p := range tp.Partitions {
-					k := tp.TopicID.String() + "-" + string(rune('0'+p))
+					k := fmt.Sprintf("%s-%d", tp.TopicID, p)
 					if o, dup := target[k]; dup {
 						t.Fatalf("group %s: partition %s-%d in the targets of %s and %s", id, tp.TopicID, p, o, ta.MemberID)
 					}
