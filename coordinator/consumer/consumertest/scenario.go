@@ -38,6 +38,14 @@ import (
 //	clock +MS               advance the clock
 //	tick                    fire every due timer (each is one batch)
 //	converge [N]            heartbeat every joined client until nothing changes
+//	commit M t:0@10,1@20/u:0@5 [epoch=N] [version=V] [member=ID] [retention=MS]
+//	                        OffsetCommit of client M (default: its member id and epoch, v9)
+//	fetch M [t:0,1/u:0] [epoch=N] [stable]
+//	                        OffsetFetch (v9) for client M ("-": null member id, epoch -1);
+//	                        without partitions, every committed offset
+//	deloffsets t:0,1        OffsetDelete
+//	delete                  DeleteGroups of the group
+//	describe                ConsumerGroupDescribe of the group
 //	state                   print the group view
 //
 // A regex resolution that a heartbeat schedules runs right after that heartbeat's batch, in a
@@ -206,6 +214,8 @@ func (r *Runner) Exec(text string) error {
 		}
 		_, err := r.Converge(n)
 		return err
+	case "commit", "fetch", "deloffsets", "delete", "describe":
+		return r.offsets(fields[0], pos, args)
 	case "state":
 		v, _ := r.Log.State().ConsumerGroup(r.Group)
 		b, _ := json.Marshal(v)
@@ -473,4 +483,192 @@ func (r *Runner) Converge(maxRounds int) (int, error) {
 		}
 	}
 	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+// parseCommits reads "t:0@10,1@20/u:0@5" into OffsetCommit topics.
+func parseCommits(s string) ([]kmsg.OffsetCommitRequestTopic, error) {
+	var out []kmsg.OffsetCommitRequestTopic
+	for _, part := range strings.Split(s, "/") {
+		name, ps, _ := strings.Cut(part, ":")
+		t := kmsg.OffsetCommitRequestTopic{Topic: name}
+		for _, po := range splitList(ps) {
+			p, o, ok := strings.Cut(po, "@")
+			pn, err1 := atoi32(p)
+			on, err2 := strconv.ParseInt(o, 10, 64)
+			if !ok || err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("commit %q: want topic:partition@offset,...", s)
+			}
+			tp := kmsg.NewOffsetCommitRequestTopicPartition()
+			tp.Partition, tp.Offset = pn, on
+			t.Partitions = append(t.Partitions, tp)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// parsePartitions reads "t:0,1/u:0" into topic -> partitions, in order.
+func parsePartitions(s string) ([]string, map[string][]int32, error) {
+	var names []string
+	out := map[string][]int32{}
+	for _, part := range strings.Split(s, "/") {
+		name, ps, _ := strings.Cut(part, ":")
+		names = append(names, name)
+		for _, p := range splitList(ps) {
+			n, err := atoi32(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("partitions %q: %w", s, err)
+			}
+			out[name] = append(out[name], n)
+		}
+	}
+	return names, out, nil
+}
+
+func (r *Runner) offsets(cmd string, pos []string, args map[string]string) error {
+	st := r.Log.State()
+	member := func() (string, int32, error) {
+		if len(pos) == 0 {
+			return "", 0, fmt.Errorf("%s needs a client", cmd)
+		}
+		c := r.client(pos[0])
+		id, epoch := c.MemberID, c.Epoch
+		if v, ok := args["member"]; ok {
+			id = v
+		}
+		if v, ok := args["epoch"]; ok {
+			n, err := atoi32(v)
+			if err != nil {
+				return "", 0, fmt.Errorf("epoch: %w", err)
+			}
+			epoch = n
+		}
+		return id, epoch, nil
+	}
+	switch cmd {
+	case "commit":
+		id, epoch, err := member()
+		if err != nil {
+			return err
+		}
+		if len(pos) < 2 {
+			return fmt.Errorf("commit needs offsets: commit M t:0@10,1@20")
+		}
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.Generation = 9, r.Group, id, epoch
+		if v, ok := args["version"]; ok {
+			n, err := atoi32(v)
+			if err != nil {
+				return fmt.Errorf("version: %w", err)
+			}
+			req.Version = int16(n)
+		}
+		if v, ok := args["retention"]; ok {
+			if req.RetentionTimeMillis, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return fmt.Errorf("retention: %w", err)
+			}
+		}
+		if req.Topics, err = parseCommits(pos[1]); err != nil {
+			return err
+		}
+		res, err := r.Coord.OffsetCommit(st, r.Meta, req, r.Now)
+		if err != nil {
+			return err
+		}
+		for _, t := range res.Response.Topics {
+			var ps []string
+			for _, p := range t.Partitions {
+				ps = append(ps, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
+		}
+		return r.append(res.Records)
+	case "fetch":
+		id, epoch, err := member()
+		if err != nil {
+			return err
+		}
+		g := kmsg.OffsetFetchRequestGroup{Group: r.Group, MemberEpoch: epoch}
+		if pos[0] == "-" {
+			g.MemberEpoch = -1
+		} else {
+			g.MemberID = &id
+		}
+		if len(pos) > 1 && pos[1] != "stable" {
+			names, ps, err := parsePartitions(pos[1])
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				g.Topics = append(g.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: n, Partitions: ps[n]})
+			}
+		}
+		out, err := r.Coord.OffsetFetch(st, &g, slices.Contains(pos, "stable"))
+		if err != nil {
+			return err
+		}
+		if out.ErrorCode != 0 {
+			r.printf("  < error=%d\n", out.ErrorCode)
+			return nil
+		}
+		for _, t := range out.Topics {
+			var ps []string
+			for _, p := range t.Partitions {
+				e := ""
+				if p.ErrorCode != 0 {
+					e = fmt.Sprintf("(error=%d)", p.ErrorCode)
+				}
+				ps = append(ps, fmt.Sprintf("%d=%d%s", p.Partition, p.Offset, e))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
+		}
+		return nil
+	case "deloffsets":
+		if len(pos) == 0 {
+			return fmt.Errorf("deloffsets needs partitions: deloffsets t:0,1")
+		}
+		names, ps, err := parsePartitions(pos[0])
+		if err != nil {
+			return err
+		}
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = r.Group
+		for _, n := range names {
+			t := kmsg.OffsetDeleteRequestTopic{Topic: n}
+			for _, p := range ps[n] {
+				t.Partitions = append(t.Partitions, kmsg.OffsetDeleteRequestTopicPartition{Partition: p})
+			}
+			req.Topics = append(req.Topics, t)
+		}
+		res, err := r.Coord.OffsetDelete(st, req)
+		if err != nil {
+			return err
+		}
+		if res.Response.ErrorCode != 0 {
+			r.printf("  < error=%d\n", res.Response.ErrorCode)
+		}
+		for _, t := range res.Response.Topics {
+			var out []string
+			for _, p := range t.Partitions {
+				out = append(out, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(out, " "))
+		}
+		return r.append(res.Records)
+	case "delete":
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Groups = []string{r.Group}
+		res := r.Coord.DeleteGroups(st, r.Soft, req)
+		for _, g := range res.Response.Groups {
+			r.printf("  < %s error=%d\n", g.Group, g.ErrorCode)
+		}
+		return r.append(res.Records)
+	default: // describe
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Version, req.Groups = 1, []string{r.Group}
+		resp := r.Coord.Describe(st, r.Meta, req)
+		b, _ := json.Marshal(resp.Groups)
+		r.printf("  %s\n", b)
+		return nil
+	}
 }
