@@ -43,8 +43,19 @@ type AssignmentSpec struct {
 	Partitions  map[Uuid]int32
 }
 
-// MemberAssignment is one member's new target, topic by topic.
-type MemberAssignment map[Uuid][]int32
+// MemberAssignment is one member's new target, topic by topic, each topic once (in no
+// particular order; a topic may be listed with no partitions). Its slices may share memory
+// with the spec's previous targets: read only.
+type MemberAssignment []TopicPartitions
+
+// fromMap turns a topic map into a MemberAssignment.
+func fromMap(m map[Uuid][]int32) MemberAssignment {
+	out := make(MemberAssignment, 0, len(m))
+	for t, ps := range m {
+		out = append(out, TopicPartitions{Topic: t, Partitions: ps})
+	}
+	return out
+}
 
 // errAssignor is a PartitionAssignorException: the coordinator answers UNKNOWN_SERVER_ERROR.
 type errAssignor struct{ msg string }
@@ -68,10 +79,8 @@ func Assign(name string, spec *AssignmentSpec) ([]MemberAssignment, error) {
 	return nil, fmt.Errorf("consumer: unknown assignor %q", name)
 }
 
-type topicPartition struct {
-	topic Uuid
-	p     int32
-}
+// topicPartition is a partition of the topic at index topic in the subscribed set.
+type topicPartition struct{ topic, p int32 }
 
 func uuidHash(u Uuid) int32 { return coordinator.JavaUUIDHash(u) }
 
@@ -86,27 +95,29 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 	// new HashSet<>(first member's subscribedTopicIds)
 	subscribed := coordinator.JavaHashOrder(slices.Clone(spec.Members[0].Topics), uuidHash, coordinator.JavaSetCapacityCopy(len(spec.Members[0].Topics)))
 	if len(subscribed) == 0 {
-		for i := range out {
-			out[i] = MemberAssignment{}
-		}
 		return out, nil
 	}
-	isSubscribed := make(map[Uuid]bool, len(subscribed))
-	for _, t := range subscribed {
-		isSubscribed[t] = true
-	}
-	// isPartitionAssigned: owned in the previous target by some member.
-	owned := make(map[Uuid][]bool, len(subscribed))
-	for _, t := range subscribed {
+	// Topics by index in the subscribed set's order; isPartitionAssigned is "owned in the
+	// previous target by some member".
+	index := make(map[Uuid]int32, len(subscribed))
+	owned := make([][]bool, len(subscribed))
+	total := 0
+	for i, t := range subscribed {
 		n, ok := spec.Partitions[t]
 		if !ok || n < 0 {
 			return nil, errAssignor{fmt.Sprintf("Members are subscribed to topic %s which doesn't exist in the topic metadata.", t)}
 		}
-		owned[t] = make([]bool, n)
+		index[t] = int32(i)
+		owned[i] = make([]bool, n)
+		total += int(n)
 	}
 	for i := range spec.Members {
 		for _, tp := range spec.Members[i].Target {
-			o := owned[tp.Topic]
+			ti, ok := index[tp.Topic]
+			if !ok {
+				continue
+			}
+			o := owned[ti]
 			for _, p := range tp.Partitions {
 				if p >= 0 && int(p) < len(o) {
 					o[p] = true
@@ -114,16 +125,13 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 			}
 		}
 	}
-	var unassigned []topicPartition
-	total := 0
-	for _, t := range subscribed {
-		o := owned[t]
+	unassigned := make([]topicPartition, 0, total)
+	for ti, o := range owned {
 		for p := range o {
 			if !o[p] {
-				unassigned = append(unassigned, topicPartition{t, int32(p)})
+				unassigned = append(unassigned, topicPartition{int32(ti), int32(p)})
 			}
 		}
-		total += len(o)
 	}
 	m := len(spec.Members)
 	minQuota, extra := total/m, total%m
@@ -136,14 +144,16 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 			quota++
 			hasExtra = true
 		}
-		na := make(MemberAssignment, len(mem.Target))
+		na := make(MemberAssignment, 0, len(mem.Target)+1)
 		for _, tp := range mem.Target {
-			if !isSubscribed[tp.Topic] {
+			ti, ok := index[tp.Topic]
+			if !ok {
 				continue // the whole topic is dropped
 			}
 			if len(tp.Partitions) <= quota {
 				quota -= len(tp.Partitions)
-				na[tp.Topic] = slices.Clone(tp.Partitions)
+				// Shared with the input, capped so that a later append copies.
+				na = append(na, TopicPartitions{tp.Topic, tp.Partitions[:len(tp.Partitions):len(tp.Partitions)]})
 				continue
 			}
 			keep := make([]int32, 0, quota)
@@ -152,11 +162,11 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 					quota--
 					keep = append(keep, p)
 				} else {
-					unassigned = append(unassigned, topicPartition{tp.Topic, p})
+					unassigned = append(unassigned, topicPartition{ti, p})
 				}
 			}
 			if len(keep) > 0 {
-				na[tp.Topic] = keep
+				na = append(na, TopicPartitions{tp.Topic, keep})
 			}
 		}
 		if quota > 0 && hasExtra && m-i > extra {
@@ -176,11 +186,29 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 	next := 0
 	for _, u := range unfilledMembers {
 		na := out[u.idx]
-		for k := 0; k < u.quota && next < len(unassigned); k++ {
-			tp := unassigned[next]
-			next++
-			na[tp.topic] = append(na[tp.topic], tp.p)
+		end := min(next+u.quota, len(unassigned))
+		// The member's share is unassigned[next:end]: hand it out in runs of one topic, one
+		// map update per run.
+		for next < end {
+			ti := unassigned[next].topic
+			t := subscribed[ti]
+			run := next
+			for run < end && unassigned[run].topic == ti {
+				run++
+			}
+			k := slices.IndexFunc(na, func(x TopicPartitions) bool { return x.Topic == t })
+			if k < 0 {
+				na = append(na, TopicPartitions{Topic: t, Partitions: make([]int32, 0, run-next)})
+				k = len(na) - 1
+			}
+			ps := na[k].Partitions
+			for _, tp := range unassigned[next:run] {
+				ps = append(ps, tp.p)
+			}
+			na[k].Partitions = ps
+			next = run
 		}
+		out[u.idx] = na
 	}
 	if next < len(unassigned) {
 		return nil, errAssignor{"Partitions were left unassigned"}
@@ -247,7 +275,7 @@ func rangeAssign(spec *AssignmentSpec) ([]MemberAssignment, error) {
 		if !spec.Homogeneous {
 			ts = spec.Members[i].Topics
 		}
-		a := make(MemberAssignment, len(ts))
+		a := make(MemberAssignment, 0, len(ts))
 		for _, t := range ts {
 			st := topics[t]
 			start, quota := st.next, st.minQuota
@@ -262,7 +290,7 @@ func rangeAssign(spec *AssignmentSpec) ([]MemberAssignment, error) {
 				for p := start; p < end; p++ {
 					ps = append(ps, int32(p))
 				}
-				a[t] = ps
+				a = append(a, TopicPartitions{t, ps})
 			}
 		}
 		out[i] = a

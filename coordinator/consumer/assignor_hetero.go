@@ -24,12 +24,12 @@ type hetero struct {
 	subs       map[Uuid][]int  // topic -> subscriber indices, ascending
 	sizes      []int           // per member: partitions in its new target
 	owners     map[Uuid][]int  // topic -> partition -> member index (-1: free)
-	out        []MemberAssignment
+	out        []map[Uuid][]int32
 }
 
 func uniformHeterogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 	h := &hetero{spec: spec, subs: map[Uuid][]int{}, owners: map[Uuid][]int{},
-		sizes: make([]int, len(spec.Members)), out: make([]MemberAssignment, len(spec.Members)),
+		sizes: make([]int, len(spec.Members)), out: make([]map[Uuid][]int32, len(spec.Members)),
 		subscribed: make([]map[Uuid]bool, len(spec.Members))}
 	for i := range spec.Members {
 		h.subscribed[i] = make(map[Uuid]bool, len(spec.Members[i].Topics))
@@ -52,16 +52,17 @@ func uniformHeterogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 			}
 		}
 	}
+	res := make([]MemberAssignment, len(spec.Members))
 	if len(h.topics) == 0 {
-		for i := range h.out {
-			h.out[i] = MemberAssignment{}
-		}
-		return h.out, nil
+		return res, nil
 	}
 	h.keepPrevious()
 	h.assignFree()
 	h.balance()
-	return h.out, nil
+	for i, m := range h.out {
+		res[i] = fromMap(m)
+	}
+	return res, nil
 }
 
 // topicLess is topicComparator: partitions per subscriber descending, then subscriber count
@@ -80,7 +81,7 @@ func (h *hetero) sortedTopics(ts []Uuid) []Uuid {
 
 func (h *hetero) keepPrevious() {
 	for i := range h.spec.Members {
-		a := MemberAssignment{}
+		a := map[Uuid][]int32{}
 		for _, tp := range h.spec.Members[i].Target {
 			if !h.subscribed[i][tp.Topic] {
 				continue

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -199,11 +200,11 @@ func (c *assignorCase) run() (map[string]map[string][]int32, error) {
 	res := map[string]map[string][]int32{}
 	for i, a := range out {
 		topics := map[string][]int32{}
-		for t, ps := range a {
-			if len(ps) > 0 {
-				ps = slices.Clone(ps)
+		for _, tp := range a {
+			if len(tp.Partitions) > 0 {
+				ps := slices.Clone(tp.Partitions)
 				slices.Sort(ps)
-				topics[base64.RawURLEncoding.EncodeToString(t[:])] = ps
+				topics[base64.RawURLEncoding.EncodeToString(tp.Topic[:])] = ps
 			}
 		}
 		res[spec.Members[i].ID] = topics
@@ -380,4 +381,109 @@ func equalAssignments(a, b map[string]map[string][]int32) bool {
 		}
 	}
 	return true
+}
+
+// bigCase is the input of BenchmarkUniformAssign and of Kafka's side of
+// fixtures/kafka/assignor-bench.sh: 1,000 members with Kafka-style ids subscribed to 10
+// topics of 1,000 partitions (10,000 partitions); with previous, the targets of a balanced
+// assignment over the first 999 members (one member has just joined).
+func bigCase(previous bool) *assignorCase {
+	c := &assignorCase{Assignor: AssignorUniform, Homogeneous: true, byName: map[string]int{}}
+	var names []string
+	for t := 0; t < 10; t++ {
+		var id Uuid
+		binary.BigEndian.PutUint64(id[:8], uint64(t+1)*0x9E3779B97F4A7C15)
+		binary.BigEndian.PutUint64(id[8:], uint64(t+7)*0xC2B2AE3D27D4EB4F)
+		tp := caseTopic{Name: fmt.Sprintf("topic-%d", t), ID: base64.RawURLEncoding.EncodeToString(id[:]), Partitions: 1000, uuid: id}
+		c.byName[tp.Name] = t
+		c.Topics = append(c.Topics, tp)
+		names = append(names, tp.Name)
+	}
+	for m := 0; m < 1000; m++ {
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:8], uint64(m+1)*0xD6E8FEB86659FD93)
+		binary.BigEndian.PutUint64(b[8:], uint64(m+3)*0x9E3779B97F4A7C15)
+		c.Members = append(c.Members, caseMember{ID: base64.RawURLEncoding.EncodeToString(b[:]), Topics: names})
+	}
+	if previous {
+		for ti, tp := range c.Topics {
+			for p := 0; p < 1000; p++ {
+				m := &c.Members[(ti*1000+p)%999]
+				if n := len(m.Target); n == 0 || m.Target[n-1].TopicID != tp.ID {
+					m.Target = append(m.Target, caseTarget{TopicID: tp.ID})
+				}
+				m.Target[len(m.Target)-1].Partitions = append(m.Target[len(m.Target)-1].Partitions, int32(p))
+			}
+		}
+		for i := range c.Members {
+			m := &c.Members[i]
+			slices.SortFunc(m.Target, func(a, b caseTarget) int { return c.topicByID(a.TopicID).Compare(c.topicByID(b.TopicID)) })
+		}
+	}
+	slices.SortFunc(c.Members, func(a, b caseMember) int { return strings.Compare(a.ID, b.ID) })
+	return c
+}
+
+func (c *assignorCase) spec() *AssignmentSpec {
+	members := make([]SpecMember, len(c.Members))
+	for i, m := range c.Members {
+		sm := SpecMember{ID: m.ID, InstanceID: m.InstanceID, RackID: m.RackID, TopicNames: m.Topics}
+		for _, t := range m.Target {
+			sm.Target = append(sm.Target, TopicPartitions{Topic: c.topicByID(t.TopicID), Partitions: t.Partitions})
+		}
+		members[i] = sm
+	}
+	return KafkaSpec(members, c.Homogeneous, func(name string) (Uuid, int32, bool) {
+		i, ok := c.byName[name]
+		if !ok {
+			return Uuid{}, 0, false
+		}
+		return c.Topics[i].uuid, c.Topics[i].Partitions, true
+	})
+}
+
+// BenchmarkUniformAssign is a full uniform assignment of 10,000 partitions over 1,000
+// members, from scratch and after one member joined a balanced group (the assignor alone,
+// as Kafka's side times UniformAssignor.assign alone).
+func BenchmarkUniformAssign(b *testing.B) {
+	for _, prev := range []bool{false, true} {
+		name := "fresh"
+		if prev {
+			name = "one-joins"
+		}
+		spec := bigCase(prev).spec()
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Assign(AssignorUniform, spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteBenchCases writes the inputs of BenchmarkUniformAssign, one JSON case per line
+// (the AssignorDiff format), to COORDLOG_BENCH_CASES: fixtures/kafka/assignor-bench.sh gives
+// them to Kafka's UniformAssignor and checks that its assignments equal coordlog's.
+func TestWriteBenchCases(t *testing.T) {
+	path := os.Getenv("COORDLOG_BENCH_CASES")
+	if path == "" {
+		t.Skip("COORDLOG_BENCH_CASES is not set (fixtures/kafka/assignor-bench.sh sets it)")
+	}
+	var out bytes.Buffer
+	for i, prev := range []bool{false, true} {
+		c := bigCase(prev)
+		c.ID = i
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		out.Write(b)
+		out.WriteByte('\n')
+		res, err := c.run()
+		require.NoError(t, err)
+		rb, err := json.Marshal(map[string]any{"id": i, "members": res})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(fmt.Sprintf("%s.coordlog.%d", path, i), rb, 0o644))
+	}
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
 }

@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,11 +59,7 @@ func (c *Coordinator) Describe(st groupstate.View, md *coordinator.Metadata, req
 					}
 				}
 				dm.Assignment = describeAssignment(cur.sets(), md)
-				target := MemberAssignment{}
-				for _, tp := range g.target[m.id] {
-					target[tp.Topic] = tp.Partitions
-				}
-				dm.TargetAssignment = describeAssignment(target, md)
+				dm.TargetAssignment = describeAssignment(g.target[m.id], md)
 				dm.MemberType = 1
 				if m.usesClassic() {
 					dm.MemberType = 0
@@ -77,26 +72,26 @@ func (c *Coordinator) Describe(st groupstate.View, md *coordinator.Metadata, req
 	return resp
 }
 
-func (p partitions) sets() MemberAssignment {
-	out := make(MemberAssignment, len(p))
+func (p partitions) sets() []TopicPartitions {
+	out := make([]TopicPartitions, 0, len(p))
 	for t, pm := range p {
+		tp := TopicPartitions{Topic: t}
 		for n := range pm {
-			out[t] = append(out[t], n)
+			tp.Partitions = append(tp.Partitions, n)
 		}
+		out = append(out, tp)
 	}
 	return out
 }
 
-func describeAssignment(a MemberAssignment, md *coordinator.Metadata) kmsg.Assignment {
+func describeAssignment(a []TopicPartitions, md *coordinator.Metadata) kmsg.Assignment {
 	out := kmsg.Assignment{TopicPartitions: []kmsg.AssignmentTopicPartition{}}
-	for _, t := range sortedTopics(a) {
-		name, ok := topicNameByID(md, t)
+	for _, tp := range normalizeTarget(a) {
+		name, ok := topicNameByID(md, tp.Topic)
 		if !ok {
 			continue
 		}
-		ps := slices.Clone(a[t])
-		slices.Sort(ps)
-		out.TopicPartitions = append(out.TopicPartitions, kmsg.AssignmentTopicPartition{TopicID: t, Topic: name, Partitions: ps})
+		out.TopicPartitions = append(out.TopicPartitions, kmsg.AssignmentTopicPartition{TopicID: tp.Topic, Topic: name, Partitions: tp.Partitions})
 	}
 	return out
 }

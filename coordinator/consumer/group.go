@@ -132,6 +132,30 @@ type group struct {
 	static              map[string]string // instance id -> member id
 	target              map[string][]TopicPartitions
 	regexes             map[string]groupstate.ResolvedRegularExpression
+
+	// Derived on demand and kept with a cached model: the group's preferred assignor and
+	// its subscription type.
+	preferredName   string
+	preferredFor    string // the default assignor preferredName was computed with
+	homogeneousSet  bool
+	homogeneousType bool
+}
+
+// preferred is preferredServerAssignor() or the default assignor, computed once per model.
+func (g *group) preferred(cfg Config) string {
+	if g.preferredName == "" || g.preferredFor != cfg.Assignors[0] {
+		g.preferredName, g.preferredFor = preferredAssignor(g, nil, nil, cfg), cfg.Assignors[0]
+	}
+	return g.preferredName
+}
+
+// homogeneous is the group's stored subscription type, computed once per model.
+func (g *group) homogeneous() bool {
+	if !g.homogeneousSet {
+		g.homogeneousType = subscriptionHomogeneous(g.subscribedRegexes(nil, nil), g.subscribedTopicNames(nil, nil, nil), len(g.members))
+		g.homogeneousSet = true
+	}
+	return g.homogeneousType
 }
 
 // newGroup is a group created by a first join (Kafka 4.3+: group and assignment epoch 1).

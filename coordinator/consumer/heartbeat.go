@@ -19,6 +19,12 @@ type Request struct {
 	Heartbeat  *kmsg.ConsumerGroupHeartbeatRequest
 	ClientID   string
 	ClientHost string
+	// StateOffset, when positive, is the log end offset the state reflects (for example
+	// replay.Engine.NextOffset()). Replay is deterministic, so the offset identifies the
+	// state: the coordinator then reuses the group model it built at the same offset instead
+	// of copying the group view again (the no-change heartbeat path). Zero disables the cache;
+	// a caller that changes the state without moving the offset must pass zero.
+	StateOffset int64
 }
 
 // Result is a decision: the response and the records to append, in order, as one atomic
@@ -197,9 +203,14 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	r := req.Heartbeat
 	h := &heartbeat{c: c, req: req, r: r, soft: soft, md: md, cfg: cfg, now: now, memberID: r.MemberID}
 	joining := r.MemberEpoch == coordinator.JoinEpoch
-	g, err := c.loadGroup(st, r.Group, joining, cfg, md, now, &h.records)
-	if err != nil {
-		return Result{}, err
+	var g *group
+	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
+		g = gs.model
+	} else {
+		var err *coordinator.Error
+		if g, err = c.loadGroup(st, r.Group, joining, cfg, md, now, &h.records); err != nil {
+			return Result{}, err
+		}
 	}
 	h.g = g
 	if err := h.checkCapacity(); err != nil {
@@ -220,7 +231,9 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 		return Result{}, err
 	}
 	h.gs = soft.group(g.id)
-	h.assignorChanged = preferredAssignor(g, nil, nil, cfg) != preferredAssignor(g, h.m, h.u, cfg)
+	if !strPtrEq(h.m.serverAssignor, h.u.serverAssignor) || h.m.id != h.u.id || h.replaced != nil {
+		h.assignorChanged = g.preferred(cfg) != preferredAssignor(g, h.m, h.u, cfg)
+	}
 	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
 	h.updateSubscriptionMetadata()
 	if err := h.updateTarget(); err != nil {
@@ -230,7 +243,15 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 		return Result{}, err
 	}
 	h.scheduleSession()
-	return h.response(), nil
+	res := h.response()
+	// A decision without records leaves the group as it was: keep the model for the next
+	// heartbeat at the same state offset; anything else drops it.
+	if len(res.Records) == 0 && req.StateOffset > 0 && g.exists {
+		h.gs.model, h.gs.modelOffset = g, req.StateOffset
+	} else {
+		h.gs.model = nil
+	}
+	return res, nil
 }
 
 // checkCapacity is throwIfConsumerGroupIsFull, checked on every heartbeat: only an unknown
@@ -324,8 +345,16 @@ func (h *heartbeat) replaceStatic(old *member) {
 // hasMemberSubscriptionChanged: record 5 when the metadata changed; a changed set of names
 // changes the subscription.
 func (h *heartbeat) updateMember() {
-	r := h.r
-	u := h.m.clone()
+	r, m := h.r, h.m
+	if (r.InstanceID == nil || strPtrEq(r.InstanceID, m.instanceID)) && (r.RackID == nil || strPtrEq(r.RackID, m.rackID)) &&
+		(r.RebalanceTimeoutMillis == -1 || r.RebalanceTimeoutMillis == m.rebalanceTimeoutMs) &&
+		(r.ServerAssignor == nil || strPtrEq(r.ServerAssignor, m.serverAssignor)) && r.SubscribedTopicNames == nil &&
+		(r.SubscribedTopicRegex == nil || *r.SubscribedTopicRegex == m.regex) &&
+		h.req.ClientID == m.clientID && h.req.ClientHost == m.clientHost && m.classic == nil {
+		h.u = m // nothing changes: no copy, no record 5
+		return
+	}
+	u := m.clone()
 	if r.InstanceID != nil {
 		s := *r.InstanceID
 		u.instanceID = &s
@@ -426,7 +455,7 @@ func (g *group) subscribedTopicIDs(m *member, md *coordinator.Metadata) map[Uuid
 func (h *heartbeat) updateSubscriptionMetadata() {
 	g, gs := h.g, h.gs
 	h.groupEpoch = g.epoch
-	h.homogeneous = subscriptionHomogeneous(g.subscribedRegexes(nil, nil), g.subscribedTopicNames(nil, nil, nil), len(g.members))
+	h.homogeneous = g.homogeneous()
 	bump := h.namesChanged || h.regexStatus == regexUpdatedAndResolved || h.assignorChanged
 	mdVersion := int64(0)
 	if h.md != nil {
@@ -521,8 +550,7 @@ func (h *heartbeat) response() Result {
 	r, updated := h.r, h.updated
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.Version = r.Version
-	id := updated.id
-	resp.MemberID = &id
+	resp.MemberID = &updated.id // the member is not modified after the decision
 	resp.MemberEpoch = updated.epoch
 	resp.HeartbeatIntervalMillis = h.cfg.HeartbeatIntervalMs
 	full := r.RebalanceTimeoutMillis != -1 && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil) && r.Topics != nil

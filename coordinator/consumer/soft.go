@@ -38,6 +38,11 @@ type GroupSoft struct {
 	// RegexResolution is the resolution of regular expressions scheduled on the executor
 	// (nil if none is in flight); the caller runs it with Coordinator.ResolveRegexes.
 	RegexResolution *RegexResolution
+
+	// model caches the group as built from the state at log offset modelOffset (see
+	// Request.StateOffset); it is never modified.
+	model       *group
+	modelOffset int64
 }
 
 // RegexResolution is one scheduled resolution of a group's regular expressions
@@ -85,6 +90,7 @@ func (s *Soft) Clone() *Soft {
 		knownTopics: maps.Clone(s.knownTopics), knownVersion: s.knownVersion, seenMetadata: s.seenMetadata}
 	for id, g := range s.Groups {
 		ng := *g
+		ng.model = nil
 		ng.Members = make(map[string]*MemberSoft, len(g.Members))
 		for mid, m := range g.Members {
 			nm := *m

@@ -100,14 +100,15 @@ func assignTargets(g *group, members []*member, targets map[string][]TopicPartit
 // normalizeTarget sorts an assignor's result by topic id and partition, dropping empty topics.
 func normalizeTarget(a MemberAssignment) []TopicPartitions {
 	out := make([]TopicPartitions, 0, len(a))
-	for _, t := range sortedTopics(a) {
-		if len(a[t]) == 0 {
+	for _, tp := range a {
+		if len(tp.Partitions) == 0 {
 			continue
 		}
-		ps := slices.Clone(a[t])
+		ps := slices.Clone(tp.Partitions)
 		slices.Sort(ps)
-		out = append(out, TopicPartitions{Topic: t, Partitions: ps})
+		out = append(out, TopicPartitions{Topic: tp.Topic, Partitions: ps})
 	}
+	slices.SortFunc(out, func(x, y TopicPartitions) int { return x.Topic.Compare(y.Topic) })
 	return out
 }
 

@@ -385,7 +385,7 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 			return consumer.Result{}, err
 		}
 	}
-	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, r.Now)
+	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.Log.NextOffset()}, r.Now)
 	r.printResponse(res)
 	if err := r.append(res.Records); err != nil {
 		return res, err
