@@ -24,7 +24,10 @@ import (
 //	config key=value...     session, heartbeat, maxsize, assignors (a,b), migration,
 //	                        interval, regexrefresh
 //	group NAME              the group the next commands address (default "cg")
-//	topic NAME PARTITIONS   create or resize a topic (bumps the metadata version)
+//	topic NAME PARTITIONS [id=BASE64]
+//	                        create or resize a topic (bumps the metadata version); its id is
+//	                        id=, else the one the state's offset commits give the name, else
+//	                        derived from the name
 //	deltopic NAME           delete a topic
 //	join M [topics=a,b] [regex=R] [instance=I] [rack=R] [assignor=A] [timeout=MS] [version=0|1]
 //	                        join with epoch 0 (default: subscribed to every topic named in
@@ -50,7 +53,10 @@ import (
 //
 // A regex resolution that a heartbeat schedules runs right after that heartbeat's batch, in a
 // batch of its own ("  regex resolution" line), as Kafka's executor would a moment later.
-// Simulated clients rejoin with epoch 0 after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID.
+// Simulated clients rejoin with epoch 0 after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID. A
+// client the script has not joined but that is a member of the group in the state (a dump
+// replayed before the scenario) is adopted: its member id, instance id, epoch, subscription
+// and assigned partitions.
 
 // Client is the simulated state of one consumer.
 type Client struct {
@@ -62,6 +68,9 @@ type Client struct {
 	// Topics and Regex are the subscription of the last join, which a rejoin repeats.
 	Topics []string
 	Regex  *string
+	// ClientID and ClientHost are what the broker sees of the connection (default
+	// "client-M" and "/127.0.0.1"; an adopted member's are kept).
+	ClientID, ClientHost string
 }
 
 // Runner executes scenarios through a consumer Coordinator and appends every decision to Log.
@@ -178,7 +187,11 @@ func (r *Runner) Exec(text string) error {
 		if err != nil || n < 1 {
 			return fmt.Errorf("topic %s: partitions %q must be a positive number", pos[0], pos[1])
 		}
-		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: TopicID(pos[0]), Partitions: n}
+		id, err := r.topicID(pos[0], args["id"])
+		if err != nil {
+			return err
+		}
+		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: id, Partitions: n}
 		r.Meta.Version++
 	case "deltopic":
 		if err := need(1); err != nil {
@@ -294,12 +307,50 @@ func (r *Runner) parseOwned(s string) ([]kmsg.ConsumerGroupHeartbeatRequestTopic
 	return out, nil
 }
 
+// topicID is the id of a topic the script declares: given, kept from the metadata, named by
+// the state's offset commits, or derived from the name.
+func (r *Runner) topicID(name, given string) ([16]byte, error) {
+	if given != "" {
+		u, err := recordcodec.ParseUUID(given)
+		if err != nil {
+			return [16]byte{}, fmt.Errorf("topic %s: id %q: %w", name, given, err)
+		}
+		return u, nil
+	}
+	if t, ok := r.Meta.Topics[name]; ok {
+		return t.ID, nil
+	}
+	for id, n := range r.Log.State().TopicNames() {
+		if n == name {
+			return id, nil
+		}
+	}
+	return TopicID(name), nil
+}
+
 func (r *Runner) client(id string) *Client {
 	c := r.Clients[id]
-	if c == nil {
-		c = &Client{MemberID: id}
-		r.Clients[id] = c
+	if c != nil {
+		return c
 	}
+	c = &Client{MemberID: id}
+	if g, ok := r.Log.State().ConsumerGroup(r.Group); ok {
+		for _, m := range g.Members {
+			if m.MemberID != id || m.MemberEpoch < 0 {
+				continue
+			}
+			c.Instance, c.Epoch, c.Joined = m.InstanceID, m.MemberEpoch, true
+			c.ClientID, c.ClientHost = m.ClientID, m.ClientHost
+			c.Topics, c.Regex = m.SubscribedTopicNames, m.SubscribedTopicRegex
+			if c.Topics == nil {
+				c.Topics = []string{}
+			}
+			for _, tp := range m.AssignedPartitions {
+				c.Owned = append(c.Owned, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: tp.TopicID, Partitions: slices.Clone(tp.Partitions)})
+			}
+		}
+	}
+	r.Clients[id] = c
 	return c
 }
 
@@ -385,7 +436,11 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 			return consumer.Result{}, err
 		}
 	}
-	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.Log.NextOffset()}, r.Now)
+	clientID, clientHost := "client-"+id, "/127.0.0.1"
+	if c.ClientID != "" {
+		clientID, clientHost = c.ClientID, c.ClientHost
+	}
+	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: clientID, ClientHost: clientHost, StateOffset: r.Log.NextOffset()}, r.Now)
 	r.printResponse(res)
 	if err := r.append(res.Records); err != nil {
 		return res, err
