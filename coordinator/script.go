@@ -9,6 +9,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // Log is where a scenario runner appends a coordinator's decisions and reads the state it
@@ -119,4 +120,31 @@ func ScriptArgs(fields []string) (map[string]string, []string) {
 		}
 	}
 	return kv, pos
+}
+
+// AppendDecision appends one decision's records to log as one batch at its next offset with
+// timestamp now, and prints each record ("  + key value", dump-log JSON) to out when out is not
+// nil. It returns the number of records appended (0 for none: no batch).
+func AppendDecision(log Log, partition int32, now int64, recs []recordcodec.Record, out io.Writer) (int, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	b, err := NewBatch(partition, log.NextOffset(), now, recs)
+	if err != nil {
+		return 0, err
+	}
+	if out != nil {
+		var line []byte
+		for _, rec := range recs {
+			line = append(line[:0], "  + "...)
+			line = recordcodec.AppendDumpLogKey(line, rec.Key)
+			line = append(line, ' ')
+			line = recordcodec.AppendDumpLogPayload(line, rec.Value)
+			line = append(line, '\n')
+			if _, err := out.Write(line); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(recs), log.Apply(b)
 }

@@ -254,23 +254,12 @@ func (r *Runner) Tick() error {
 }
 
 func (r *Runner) append(recs []recordcodec.Record) error {
-	if len(recs) == 0 {
-		return nil
+	n, err := coordinator.AppendDecision(r.Log, r.Partition, r.Now, recs, r.Out)
+	if n > 0 {
+		r.Batches++
+		r.Records += n
 	}
-	b, err := coordinator.NewBatch(r.Partition, r.Log.NextOffset(), r.Now, recs)
-	if err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		var line []byte
-		line = recordcodec.AppendDumpLogKey(line, rec.Key)
-		line = append(line, ' ')
-		line = recordcodec.AppendDumpLogPayload(line, rec.Value)
-		r.printf("  + %s\n", line)
-	}
-	r.Batches++
-	r.Records += len(recs)
-	return r.Log.Apply(b)
+	return err
 }
 
 func (r *Runner) topicName(id [16]byte) string {
