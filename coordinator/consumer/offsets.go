@@ -31,10 +31,6 @@ type OffsetCommitResult struct {
 	Records  []recordcodec.Record
 }
 
-func groupTypeOf(st groupstate.View, id string) (groupstate.GroupType, bool) {
-	return st.GroupType(id)
-}
-
 // OffsetCommit decides an OffsetCommit (versions 0-10): a missing group accepts commits with
 // a negative generation (Kafka creates a simple group, which replaying the records does
 // too); a consumer group checks the member (UNKNOWN_MEMBER_ID; UNSUPPORTED_VERSION below v9
@@ -56,7 +52,7 @@ func (c *Coordinator) OffsetCommit(st groupstate.View, md *coordinator.Metadata,
 		return OffsetCommitResult{Response: resp}
 	}
 	var validate func(topic string, id Uuid, p int32) *coordinator.Error
-	typ, exists := groupTypeOf(st, req.Group)
+	typ, exists := st.GroupType(req.Group)
 	switch {
 	case !exists:
 		if req.Generation >= 0 {
@@ -87,8 +83,9 @@ func (c *Coordinator) OffsetCommit(st groupstate.View, md *coordinator.Metadata,
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		unknownID := false
 		if req.Version >= 10 {
-			name, unknownID = topicNameByID(md, id)
-			unknownID = !unknownID
+			var known bool
+			name, known = topicNameByID(md, id)
+			unknownID = !known
 		}
 		for _, p := range t.Partitions {
 			code := coordinator.ErrNone
@@ -187,7 +184,7 @@ const errUnstableOffsetCommit int16 = 88
 // nil fetches every committed offset of the group.
 func (c *Coordinator) OffsetFetch(st groupstate.View, req *kmsg.OffsetFetchRequestGroup, requireStable bool) (kmsg.OffsetFetchResponseGroup, error) {
 	out := kmsg.OffsetFetchResponseGroup{Group: req.Group}
-	typ, exists := groupTypeOf(st, req.Group)
+	typ, exists := st.GroupType(req.Group)
 	if exists && typ != groupstate.GroupTypeConsumer {
 		if cg, ok := st.ClassicGroup(req.Group); !(ok && cg.Simple) {
 			return out, ErrNotConsumerGroup
@@ -264,7 +261,7 @@ type OffsetDeleteResult struct {
 func (c *Coordinator) OffsetDelete(st groupstate.View, req *kmsg.OffsetDeleteRequest) (OffsetDeleteResult, error) {
 	resp := kmsg.NewPtrOffsetDeleteResponse()
 	resp.Version = req.Version
-	typ, exists := groupTypeOf(st, req.Group)
+	typ, exists := st.GroupType(req.Group)
 	if !exists {
 		resp.ErrorCode = coordinator.ErrGroupIDNotFound
 		return OffsetDeleteResult{Response: resp}, nil
@@ -318,7 +315,7 @@ func (c *Coordinator) DeleteGroups(st groupstate.View, soft *Soft, req *kmsg.Del
 	var res DeleteGroupsResult
 	for _, id := range req.Groups {
 		rg := kmsg.DeleteGroupsResponseGroup{Group: id}
-		typ, exists := groupTypeOf(st, id)
+		typ, exists := st.GroupType(id)
 		switch {
 		case !exists:
 			rg.ErrorCode = coordinator.ErrGroupIDNotFound

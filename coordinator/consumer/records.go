@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
@@ -113,5 +112,3 @@ func removeMemberRecords(g, m string) []recordcodec.Record {
 		tombstone(recordcodec.ConsumerGroupMemberMetadata, g, m),
 	}
 }
-
-var _ = coordinator.NewBatch

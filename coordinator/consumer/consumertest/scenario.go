@@ -1,5 +1,3 @@
-// Package consumertest is the scenario language and Runner that drive the KIP-848 consumer
-// group coordinator (coordinator/consumer): its datadriven tests and `replay simulate`.
 package consumertest
 
 import (
