@@ -4,20 +4,21 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // Records are written as Kafka 4.4 writes them (GroupCoordinatorRecordHelpers), value version
-// 0 everywhere, with two deliberate differences in order only: topics and partitions inside
-// records 7 and 8 are sorted (Kafka lists them in the iteration order of the HashMap or
-// HashSet it built them in, which depends on the history of that map), and record 5's names
-// are listed in the order of a new HashSet of them (as Kafka lists them).
+// 0 everywhere; record 5's names and record 16's topics sorted, as Kafka sorts them. One
+// deliberate difference, in order only: topics and partitions inside records 7 and 8 are
+// sorted (Kafka lists them in the iteration order of the HashMap or HashSet it built them in,
+// which depends on the history of that map).
 
 func memberMetadataRecord(g string, m *member) recordcodec.Record {
 	v := recordcodec.NewConsumerGroupMemberMetadataValue()
 	v.InstanceId, v.RackId = m.instanceID, m.rackID
 	v.ClientId, v.ClientHost = m.clientID, m.clientHost
-	v.SubscribedTopicNames = javaStringSet(m.names)
+	v.SubscribedTopicNames = javaSorted(m.names)
 	if v.SubscribedTopicNames == nil {
 		v.SubscribedTopicNames = []string{}
 	}
@@ -88,12 +89,19 @@ func sortedTopics[V any](m map[Uuid]V) []Uuid {
 
 func regexRecord(g, regex string, topics []string, version, ts int64) recordcodec.Record {
 	v := recordcodec.NewConsumerGroupRegularExpressionValue()
-	v.Topics = javaStringSet(topics)
+	v.Topics = javaSorted(topics)
 	if v.Topics == nil {
 		v.Topics = []string{}
 	}
 	v.ResolvedVersion, v.Timestamp = version, ts
 	return recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.ConsumerGroupRegularExpression, Group: g, Regex: regex}, Value: v}
+}
+
+// javaSorted is Collections.sort over a copy of names (String.compareTo order).
+func javaSorted(names []string) []string {
+	out := slices.Clone(names)
+	slices.SortFunc(out, coordinator.JavaStringCompare)
+	return out
 }
 
 func tombstone(t recordcodec.RecordType, g, m string) recordcodec.Record {
