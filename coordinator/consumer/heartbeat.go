@@ -29,9 +29,10 @@ type Request struct {
 
 // Result is a decision: the response and the records to append, in order, as one atomic
 // batch. Records is empty when the response is an error. RegexResolution is set when the
-// heartbeat scheduled a resolution of the group's regular expressions: Kafka runs it on a
-// background executor and appends its result as a batch of its own; the caller runs it with
-// Coordinator.ResolveRegexes (after appending Records).
+// heartbeat scheduled a resolution of the group's regular expressions (possibly with an error
+// response, when a later step failed): Kafka runs it on a background executor and appends its
+// result as a batch of its own; the caller runs it with Coordinator.ResolveRegexes (after
+// appending Records).
 type Result struct {
 	Response        *kmsg.ConsumerGroupHeartbeatResponse
 	Records         []recordcodec.Record
@@ -76,7 +77,7 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.
 		}
 	}
 	if err != nil {
-		return Result{Response: errorResponse(hb.Version, err)}
+		return Result{Response: errorResponse(hb.Version, err), RegexResolution: res.RegexResolution}
 	}
 	return res
 }
@@ -231,16 +232,18 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 		return Result{}, err
 	}
 	h.gs = soft.group(g.id)
-	if !strPtrEq(h.m.serverAssignor, h.u.serverAssignor) || h.m.id != h.u.id || h.replaced != nil {
+	if !strPtrEq(h.m.serverAssignor, h.u.serverAssignor) || h.replaced != nil {
 		h.assignorChanged = g.preferred(cfg) != preferredAssignor(g, h.m, h.u, cfg)
 	}
 	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
 	h.updateSubscriptionMetadata()
+	// A resolution scheduled above runs even if a later step fails (Kafka's executor task is
+	// not rolled back with the records).
 	if err := h.updateTarget(); err != nil {
-		return Result{}, err
+		return Result{RegexResolution: h.regexResolution}, err
 	}
 	if err := h.reconcile(); err != nil {
-		return Result{}, err
+		return Result{RegexResolution: h.regexResolution}, err
 	}
 	h.scheduleSession()
 	res := h.response()
