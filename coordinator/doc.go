@@ -4,7 +4,7 @@
 // response and the records Kafka would append. The caller appends the records as one batch
 // (NewBatch) and applies it through replay.Engine.Apply, the same path as a dump, so the
 // state is always exactly what the log replays to. The coordinators live below this package,
-// one per protocol: streams (KIP-1071) today.
+// one per protocol: streams (KIP-1071) and consumer (KIP-848).
 //
 // What is shared:
 //

@@ -17,6 +17,16 @@ const (
 	ErrFencedInstanceID        int16 = 82
 	ErrFencedMemberEpoch       int16 = 110
 	ErrUnreleasedInstanceID    int16 = 111
+	ErrUnknownTopicOrPartition int16 = 3
+	ErrIllegalGeneration       int16 = 22
+	ErrInconsistentGroupProto  int16 = 23
+	ErrRebalanceInProgress     int16 = 27
+	ErrNonEmptyGroup           int16 = 68
+	ErrMemberIDRequired        int16 = 79
+	ErrGroupSubscribedToTopic  int16 = 86
+	ErrUnsupportedAssignor     int16 = 112
+	ErrStaleMemberEpoch        int16 = 113
+	ErrInvalidRegularExpr      int16 = 128
 )
 
 // Error is an error answered to the client. A decision that fails discards every record it

@@ -158,3 +158,53 @@ join a
 	require.Contains(t, out, "  < member=a epoch=")
 	require.Contains(t, out, "simulated "+path+": 1 batches")
 }
+
+// TestSimulateConsumerScenario runs a consumer coordinator scenario (a datadriven file) into
+// segments; the transcript is the directives with what the test file expects, and the
+// segments pass check.
+func TestSimulateConsumerScenario(t *testing.T) {
+	const scenario = "../../coordinator/consumer/testdata/static"
+	dir := filepath.Join(t.TempDir(), "__consumer_offsets-0")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"simulate", "--protocol", "consumer", "--scenario", scenario, "--segments", dir}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	require.Contains(t, out.String(), "> join c instance=ia\n  < member=c epoch=3 assignment=[in:0,1]")
+	out.Reset()
+	require.Equal(t, exitOK, run(context.Background(), []string{"check", dir}, &out, &errb), errb.String()+out.String())
+	require.Equal(t, exitUsage, run(context.Background(), []string{"simulate", "--protocol", "share", "--scenario", scenario, "--segments", t.TempDir()}, &out, &errb))
+}
+
+// TestSimulateFromDump: "what if the static member left for good now" on the real broker's
+// recording: the dump is replayed, the member leaves, the remaining member gets every
+// partition; the simulated batches follow the dump's offsets, reuse the dump's topic id (the
+// metadata hash equals the one Kafka wrote) and the adopted client's id, and describe of the
+// new log shows the outcome.
+func TestSimulateFromDump(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "whatif")
+	require.NoError(t, os.WriteFile(script, []byte(`group consumer-848
+topic s2-in 6
+leave s7g17GuwThqk2ywlEyPtLA
+hb HmGHS5ApQtOwaCD8tSReMg
+`), 0o644))
+	dir := filepath.Join(t.TempDir(), "__consumer_offsets-0")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"simulate", "--protocol", "consumer", "--from", "../../fixtures/real/consumer/__consumer_offsets-0", "--scenario", script, "--segments", dir}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	s := out.String()
+	require.Contains(t, s, "replayed ../../fixtures/real/consumer/__consumer_offsets-0 partition 0 up to offset 126: 2 groups")
+	require.Contains(t, s, `{"epoch":8,"metadataHash":4388309904112012656}`)
+	require.Contains(t, s, "< member=HmGHS5ApQtOwaCD8tSReMg epoch=8 assignment=[s2-in:0,1,2,3,4,5]")
+	require.NotContains(t, s, `"type":"5","data":{"groupId":"consumer-848","memberId":"HmGHS5ApQtOwaCD8tSReMg"}`, "the adopted client keeps its client id: no metadata record")
+	require.Contains(t, s, "next offset 133")
+	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "00000000000000000126.log")}, files)
+
+	// --to-offset: the state as it was before the static member joined (offset 21).
+	out.Reset()
+	code = run(context.Background(), []string{"simulate", "--protocol", "consumer", "--from", "../../fixtures/real/consumer/__consumer_offsets-0", "--to-offset", "21", "--scenario", script, "--segments", filepath.Join(t.TempDir(), "p")}, &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	require.Contains(t, out.String(), "up to offset 21: 1 groups")
+	require.Contains(t, out.String(), `error=25 "Member s7g17GuwThqk2ywlEyPtLA is not a member of group consumer-848."`)
+	require.Equal(t, exitUsage, run(context.Background(), []string{"simulate", "--to-offset", "5", "--scenario", script, "--segments", t.TempDir()}, &out, &errb))
+}

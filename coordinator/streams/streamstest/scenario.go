@@ -1,7 +1,6 @@
 package streamstest
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/coordinator/streams"
-	"github.com/coordlog/coordlog/eventlog"
-	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
@@ -56,17 +53,8 @@ type Client struct {
 }
 
 // Log is where a Runner appends the coordinator's decisions and reads the state it decides
-// on. *replay.Engine satisfies it: its Apply replays a batch into the state the next decision
-// reads, the same path as a dump. A caller that also keeps the batches (a Pebble log, segment
-// files) wraps Apply. A Runner calls Log from its own goroutine only.
-type Log interface {
-	// State is the state the coordinator decides on: every applied batch included.
-	State() groupstate.View
-	// Apply appends one decision (a batch whose base offset is NextOffset) and replays it.
-	Apply(*eventlog.Batch) error
-	// NextOffset is the offset the next batch starts at.
-	NextOffset() int64
-}
+// on (coordinator.Log; *replay.Engine satisfies it).
+type Log = coordinator.Log
 
 // Runner executes scenarios through a streams Coordinator and appends every decision to Log.
 type Runner struct {
@@ -103,91 +91,11 @@ func (r *Runner) printf(format string, args ...any) {
 	}
 }
 
-// Run executes a whole script: one command per line, '#' starts a comment. A datadriven test
-// file (github.com/cockroachdb/datadriven; the coordinator's testdata) runs as well: its
-// directives are the commands, and its expected-output blocks are skipped (skipExpected).
+// Run executes a whole script: one command per line, '#' starts a comment; a datadriven test
+// file (the coordinator's testdata) runs as well, its expected-output blocks skipped (see
+// coordinator.RunScript).
 func (r *Runner) Run(script io.Reader) error {
-	sc := bufio.NewScanner(script)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	line := 0
-	next := func() (string, bool) {
-		if !sc.Scan() {
-			return "", false
-		}
-		line++
-		return sc.Text(), true
-	}
-	for {
-		text, ok := next()
-		if !ok {
-			break
-		}
-		if text == "----" {
-			if err := skipExpected(next); err != nil {
-				return fmt.Errorf("line %d: %w", line, err)
-			}
-			continue
-		}
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		text = strings.TrimSpace(text)
-		if text == "" {
-			continue
-		}
-		r.printf("> %s\n", text)
-		if err := r.Exec(text); err != nil {
-			return fmt.Errorf("line %d: %s: %w", line, text, err)
-		}
-	}
-	return sc.Err()
-}
-
-// skipExpected skips a datadriven expected-output block whose opening "----" line was just
-// read, where datadriven's reader ends it: at the first blank line or the end of the file;
-// when a second "----" follows at once (the form whose output may hold blank lines), after
-// the next two consecutive "----" lines and the blank line that must follow them.
-func skipExpected(next func() (string, bool)) error {
-	text, ok := next()
-	if !ok {
-		return nil
-	}
-	if text != "----" {
-		for ok && strings.TrimSpace(text) != "" {
-			text, ok = next()
-		}
-		return nil
-	}
-	for {
-		if text, ok = next(); !ok {
-			return nil
-		}
-		if text != "----" {
-			continue
-		}
-		if text, ok = next(); !ok {
-			return nil
-		}
-		if text == "----" {
-			if text, ok = next(); ok && text != "" {
-				return fmt.Errorf("non-blank line after the closing ----/---- of an expected-output block")
-			}
-			return nil
-		}
-	}
-}
-
-func parseArgs(fields []string) (map[string]string, []string) {
-	kv := map[string]string{}
-	var pos []string
-	for _, f := range fields {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			kv[k] = v
-		} else {
-			pos = append(pos, f)
-		}
-	}
-	return kv, pos
+	return coordinator.RunScript(script, func(cmd string) { r.printf("> %s\n", cmd) }, r.Exec)
 }
 
 func atoi32(s string) int32 { n, _ := strconv.ParseInt(s, 10, 32); return int32(n) }
@@ -231,7 +139,7 @@ func parseOffsets(s string) []kmsg.TaskOffset {
 // Exec runs one command.
 func (r *Runner) Exec(text string) error {
 	fields := strings.Fields(text)
-	args, pos := parseArgs(fields[1:])
+	args, pos := coordinator.ScriptArgs(fields[1:])
 	switch fields[0] {
 	case "config":
 		for k, v := range args {
@@ -376,23 +284,12 @@ func (r *Runner) Tick() error {
 }
 
 func (r *Runner) append(recs []recordcodec.Record) error {
-	if len(recs) == 0 {
-		return nil
+	n, err := coordinator.AppendDecision(r.Log, r.Partition, r.Now, recs, r.Out)
+	if n > 0 {
+		r.Batches++
+		r.Records += n
 	}
-	b, err := coordinator.NewBatch(r.Partition, r.Log.NextOffset(), r.Now, recs)
-	if err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		var line []byte
-		line = recordcodec.AppendDumpLogKey(line, rec.Key)
-		line = append(line, ' ')
-		line = recordcodec.AppendDumpLogPayload(line, rec.Value)
-		r.printf("  + %s\n", line)
-	}
-	r.Batches++
-	r.Records += len(recs)
-	return r.Log.Apply(b)
+	return err
 }
 
 func (r *Runner) client(id string) *Client {

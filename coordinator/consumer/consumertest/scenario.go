@@ -1,0 +1,716 @@
+package consumertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/coordlog/coordlog/coordinator"
+	"github.com/coordlog/coordlog/coordinator/consumer"
+	"github.com/coordlog/coordlog/recordcodec"
+)
+
+// Scenario language (one command per line, '#' starts a comment; Run also reads datadriven
+// test files, whose directives are these commands):
+//
+//	config key=value...     session, heartbeat, maxsize, assignors (a,b), migration,
+//	                        interval, regexrefresh
+//	group NAME              the group the next commands address (default "cg")
+//	topic NAME PARTITIONS [id=BASE64]
+//	                        create or resize a topic (bumps the metadata version); its id is
+//	                        id=, else the one the state's offset commits give the name, else
+//	                        derived from the name
+//	deltopic NAME           delete a topic
+//	join M [topics=a,b] [regex=R] [instance=I] [rack=R] [assignor=A] [timeout=MS] [version=0|1]
+//	                        join with epoch 0 (default: subscribed to every topic named in
+//	                        the last `subscribe`, or none)
+//	subscribe a,b           the topic names later joins subscribe to by default
+//	hb M [epoch=N] [owned=keep|none|null|t:0,1/u:2] [topics=a,b] [regex=R] [assignor=A]
+//	     [rack=R] [timeout=MS] [full]
+//	                        a heartbeat of a joined client; it reports the partitions of its
+//	                        last assignment as owned (it revokes at once)
+//	leave M [static]        epoch -1, or -2 for a static member's temporary leave
+//	clock +MS               advance the clock
+//	tick                    fire every due timer (each is one batch)
+//	converge [N]            heartbeat every joined client until nothing changes
+//	commit M t:0@10,1@20/u:0@5 [epoch=N] [version=V] [member=ID] [retention=MS]
+//	                        OffsetCommit of client M (default: its member id and epoch, v9)
+//	fetch M [t:0,1/u:0] [epoch=N] [stable]
+//	                        OffsetFetch (v9) for client M ("-": null member id, epoch -1);
+//	                        without partitions, every committed offset
+//	deloffsets t:0,1        OffsetDelete
+//	delete                  DeleteGroups of the group
+//	describe                ConsumerGroupDescribe of the group
+//	state                   print the group view
+//
+// A regex resolution that a heartbeat schedules runs right after that heartbeat's batch, in a
+// batch of its own ("  regex resolution" line), as Kafka's executor would a moment later.
+// Simulated clients rejoin with epoch 0 after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID. A
+// client the script has not joined but that is a member of the group in the state (a dump
+// replayed before the scenario) is adopted: its member id, instance id, epoch, subscription
+// and assigned partitions.
+
+// Client is the simulated state of one consumer.
+type Client struct {
+	MemberID string
+	Instance *string
+	Epoch    int32
+	Owned    []kmsg.ConsumerGroupHeartbeatRequestTopic
+	Joined   bool
+	// Topics and Regex are the subscription of the last join, which a rejoin repeats.
+	Topics []string
+	Regex  *string
+	// ClientID and ClientHost are what the broker sees of the connection (default
+	// "client-M" and "/127.0.0.1"; an adopted member's are kept).
+	ClientID, ClientHost string
+}
+
+// Runner executes scenarios through a consumer Coordinator and appends every decision to Log.
+type Runner struct {
+	Coord     *consumer.Coordinator
+	Cfg       consumer.Config
+	Log       coordinator.Log
+	Partition int32
+	Soft      *consumer.Soft
+	Meta      *coordinator.Metadata
+	Now       int64
+	Group     string
+	Clients   map[string]*Client
+	Out       io.Writer
+	Batches   int
+	Records   int
+
+	subscribe []string
+}
+
+// NewRunner prepares a runner that appends to log and writes its transcript to out (nil: no
+// transcript); Coord.Config returns r.Cfg.
+func NewRunner(log coordinator.Log, out io.Writer) *Runner {
+	r := &Runner{Cfg: consumer.DefaultConfig(), Log: log, Soft: consumer.NewSoft(),
+		Meta: &coordinator.Metadata{Topics: map[string]coordinator.TopicMetadata{}}, Group: "cg", Clients: map[string]*Client{}, Out: out, Now: 1000}
+	r.Coord = &consumer.Coordinator{Config: func(string) consumer.Config { return r.Cfg }}
+	return r
+}
+
+func (r *Runner) printf(format string, args ...any) {
+	if r.Out != nil {
+		fmt.Fprintf(r.Out, format, args...)
+	}
+}
+
+// Run executes a whole script (see coordinator.RunScript).
+func (r *Runner) Run(script io.Reader) error {
+	return coordinator.RunScript(script, func(cmd string) { r.printf("> %s\n", cmd) }, r.Exec)
+}
+
+func atoi32(s string) (int32, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int32(n), err
+}
+
+// TopicID is the id the runner gives topic name: its bytes, padded, with the length last.
+func TopicID(name string) [16]byte {
+	var id [16]byte
+	copy(id[:], name)
+	id[15] = byte(len(name))
+	return id
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, ",")
+}
+
+// Exec runs one command.
+func (r *Runner) Exec(text string) error {
+	fields := strings.Fields(text)
+	args, pos := coordinator.ScriptArgs(fields[1:])
+	need := func(n int) error {
+		if len(pos) < n {
+			return fmt.Errorf("%s needs %d argument(s)", fields[0], n)
+		}
+		return nil
+	}
+	switch fields[0] {
+	case "config":
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			v := args[k]
+			var err error
+			switch k {
+			case "session":
+				r.Cfg.SessionTimeoutMs, err = atoi32(v)
+			case "heartbeat":
+				r.Cfg.HeartbeatIntervalMs, err = atoi32(v)
+			case "maxsize":
+				r.Cfg.MaxSize, err = atoi32(v)
+			case "assignors":
+				r.Cfg.Assignors = splitList(v)
+			case "migration":
+				r.Cfg.MigrationPolicy = v
+			case "interval":
+				r.Cfg.AssignmentIntervalMs, err = atoi32(v)
+			case "regexrefresh":
+				r.Cfg.RegexRefreshIntervalMs, err = strconv.ParseInt(v, 10, 64)
+			default:
+				return fmt.Errorf("unknown config %q (session, heartbeat, maxsize, assignors, migration, interval, regexrefresh)", k)
+			}
+			if err != nil {
+				return fmt.Errorf("config %s=%s: %w", k, v, err)
+			}
+		}
+		return r.Cfg.Validate()
+	case "group":
+		if err := need(1); err != nil {
+			return err
+		}
+		r.Group, r.Clients = pos[0], map[string]*Client{}
+	case "subscribe":
+		if err := need(1); err != nil {
+			return err
+		}
+		r.subscribe = splitList(pos[0])
+	case "topic":
+		if err := need(2); err != nil {
+			return err
+		}
+		n, err := atoi32(pos[1])
+		if err != nil || n < 1 {
+			return fmt.Errorf("topic %s: partitions %q must be a positive number", pos[0], pos[1])
+		}
+		id, err := r.topicID(pos[0], args["id"])
+		if err != nil {
+			return err
+		}
+		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: id, Partitions: n}
+		r.Meta.Version++
+	case "deltopic":
+		if err := need(1); err != nil {
+			return err
+		}
+		delete(r.Meta.Topics, pos[0])
+		r.Meta.Version++
+	case "clock":
+		if err := need(1); err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "+"), 10, 64)
+		if err != nil || !strings.HasPrefix(pos[0], "+") {
+			return fmt.Errorf("clock: want +MS, got %q", pos[0])
+		}
+		r.Now += n
+	case "tick":
+		return r.Tick()
+	case "join", "hb", "leave":
+		if err := need(1); err != nil {
+			return err
+		}
+		_, err := r.Heartbeat(fields[0], pos[0], args, slices.Contains(pos, "static"), slices.Contains(pos, "full"))
+		return err
+	case "converge":
+		n := 50
+		if len(pos) > 0 {
+			v, err := atoi32(pos[0])
+			if err != nil {
+				return fmt.Errorf("converge: %w", err)
+			}
+			n = int(v)
+		}
+		_, err := r.Converge(n)
+		return err
+	case "commit", "fetch", "deloffsets", "delete", "describe":
+		return r.offsets(fields[0], pos, args)
+	case "state":
+		v, _ := r.Log.State().ConsumerGroup(r.Group)
+		b, _ := json.Marshal(v)
+		r.printf("  %s\n", b)
+	default:
+		return fmt.Errorf("unknown command %q", fields[0])
+	}
+	return nil
+}
+
+// Tick fires due timers until none is left.
+func (r *Runner) Tick() error {
+	for {
+		res, ok := r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, r.Now)
+		if !ok {
+			return nil
+		}
+		r.printf("  timer %s %s %s\n", res.Kind, res.Group, res.Member)
+		if err := r.append(res.Records); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Runner) append(recs []recordcodec.Record) error {
+	n, err := coordinator.AppendDecision(r.Log, r.Partition, r.Now, recs, r.Out)
+	if n > 0 {
+		r.Batches++
+		r.Records += n
+	}
+	return err
+}
+
+func (r *Runner) topicName(id [16]byte) string {
+	for n, t := range r.Meta.Topics {
+		if t.ID == id {
+			return n
+		}
+	}
+	return fmt.Sprintf("%x", id)
+}
+
+// parseOwned reads "t:0,1/u:2" into owned partitions; "" is an empty (non-null) list and
+// "null" none.
+func (r *Runner) parseOwned(s string) ([]kmsg.ConsumerGroupHeartbeatRequestTopic, error) {
+	if s == "null" {
+		return nil, nil
+	}
+	out := []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if s == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, "/") {
+		name, ps, _ := strings.Cut(part, ":")
+		t := kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: TopicID(name), Partitions: []int32{}}
+		for _, p := range splitList(ps) {
+			n, err := atoi32(p)
+			if err != nil {
+				return nil, fmt.Errorf("owned %q: %w", s, err)
+			}
+			t.Partitions = append(t.Partitions, n)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// topicID is the id of a topic the script declares: given, kept from the metadata, named by
+// the state's offset commits, or derived from the name.
+func (r *Runner) topicID(name, given string) ([16]byte, error) {
+	if given != "" {
+		u, err := recordcodec.ParseUUID(given)
+		if err != nil {
+			return [16]byte{}, fmt.Errorf("topic %s: id %q: %w", name, given, err)
+		}
+		return u, nil
+	}
+	if t, ok := r.Meta.Topics[name]; ok {
+		return t.ID, nil
+	}
+	for id, n := range r.Log.State().TopicNames() {
+		if n == name {
+			return id, nil
+		}
+	}
+	return TopicID(name), nil
+}
+
+func (r *Runner) client(id string) *Client {
+	c := r.Clients[id]
+	if c != nil {
+		return c
+	}
+	c = &Client{MemberID: id}
+	if g, ok := r.Log.State().ConsumerGroup(r.Group); ok {
+		for _, m := range g.Members {
+			if m.MemberID != id || m.MemberEpoch < 0 {
+				continue
+			}
+			c.Instance, c.Epoch, c.Joined = m.InstanceID, m.MemberEpoch, true
+			c.ClientID, c.ClientHost = m.ClientID, m.ClientHost
+			c.Topics, c.Regex = m.SubscribedTopicNames, m.SubscribedTopicRegex
+			if c.Topics == nil {
+				c.Topics = []string{}
+			}
+			for _, tp := range m.AssignedPartitions {
+				c.Owned = append(c.Owned, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: tp.TopicID, Partitions: slices.Clone(tp.Partitions)})
+			}
+		}
+	}
+	r.Clients[id] = c
+	return c
+}
+
+// Heartbeat sends one request of a simulated client: cmd is join, hb or leave.
+func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full bool) (consumer.Result, error) {
+	c := r.client(id)
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID = r.Group, c.MemberID
+	req.RebalanceTimeoutMillis = -1
+	req.InstanceID = c.Instance
+	if v, ok := args["instance"]; ok {
+		req.InstanceID = &v // remembered once a heartbeat with it succeeds
+	}
+	var err error
+	switch cmd {
+	case "join":
+		req.MemberEpoch = 0
+		req.RebalanceTimeoutMillis = 30000
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		switch {
+		case c.Topics != nil || c.Regex != nil:
+			req.SubscribedTopicNames, req.SubscribedTopicRegex = slices.Clone(c.Topics), c.Regex
+		case args["regex"] == "":
+			req.SubscribedTopicNames = slices.Clone(r.subscribe)
+			if req.SubscribedTopicNames == nil {
+				req.SubscribedTopicNames = []string{}
+			}
+		}
+	case "hb":
+		req.MemberEpoch = c.Epoch
+		req.Topics = slices.Clone(c.Owned)
+		if req.Topics == nil {
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		if full {
+			req.RebalanceTimeoutMillis = 30000
+			req.SubscribedTopicNames = slices.Clone(r.subscribe)
+		}
+	case "leave":
+		req.MemberEpoch = coordinator.LeaveEpoch
+		if static {
+			req.MemberEpoch = coordinator.StaticLeaveEpoch
+		}
+	}
+	if v, ok := args["version"]; ok {
+		n, err := atoi32(v)
+		if err != nil {
+			return consumer.Result{}, fmt.Errorf("version: %w", err)
+		}
+		req.Version = int16(n)
+	}
+	if v, ok := args["epoch"]; ok {
+		if req.MemberEpoch, err = atoi32(v); err != nil {
+			return consumer.Result{}, fmt.Errorf("epoch: %w", err)
+		}
+	}
+	if v, ok := args["timeout"]; ok {
+		if req.RebalanceTimeoutMillis, err = atoi32(v); err != nil {
+			return consumer.Result{}, fmt.Errorf("timeout: %w", err)
+		}
+	}
+	if v, ok := args["topics"]; ok {
+		req.SubscribedTopicNames = splitList(v)
+	}
+	if v, ok := args["regex"]; ok {
+		req.SubscribedTopicRegex = &v
+	}
+	if v, ok := args["assignor"]; ok {
+		req.ServerAssignor = &v
+	}
+	if v, ok := args["rack"]; ok {
+		req.RackID = &v
+	}
+	if v, ok := args["member"]; ok {
+		req.MemberID = v
+	}
+	if v, ok := args["owned"]; ok && v != "keep" {
+		if v == "none" {
+			v = ""
+		}
+		if req.Topics, err = r.parseOwned(v); err != nil {
+			return consumer.Result{}, err
+		}
+	}
+	clientID, clientHost := "client-"+id, "/127.0.0.1"
+	if c.ClientID != "" {
+		clientID, clientHost = c.ClientID, c.ClientHost
+	}
+	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: clientID, ClientHost: clientHost, StateOffset: r.Log.NextOffset()}, r.Now)
+	r.printResponse(res)
+	if err := r.append(res.Records); err != nil {
+		return res, err
+	}
+	resp := res.Response
+	switch resp.ErrorCode {
+	case coordinator.ErrNone:
+		c.Epoch, c.Instance, c.Joined = resp.MemberEpoch, req.InstanceID, true
+		if req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil {
+			c.Topics, c.Regex = req.SubscribedTopicNames, req.SubscribedTopicRegex
+		}
+		if resp.MemberID != nil {
+			c.MemberID = *resp.MemberID
+		}
+		if resp.Assignment != nil {
+			c.Owned = nil
+			for _, t := range resp.Assignment.Topics {
+				c.Owned = append(c.Owned, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: t.TopicID, Partitions: slices.Clone(t.Partitions)})
+			}
+		}
+		if resp.MemberEpoch < 0 {
+			delete(r.Clients, id) // a client that left joins again with "join"
+		}
+	case coordinator.ErrFencedMemberEpoch, coordinator.ErrUnknownMemberID:
+		c.Epoch, c.Owned = 0, nil
+	}
+	if res.RegexResolution != nil {
+		recs, _ := r.Coord.ResolveRegexes(r.Log.State(), r.Soft, r.Meta, res.RegexResolution.Group, r.Now)
+		r.printf("  regex resolution %s\n", strings.Join(res.RegexResolution.Regexes, " "))
+		if err := r.append(recs); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (r *Runner) fmtAssignment(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) string {
+	if a == nil {
+		return "null"
+	}
+	var parts []string
+	for _, t := range a.Topics {
+		var ps []string
+		for _, p := range t.Partitions {
+			ps = append(ps, strconv.Itoa(int(p)))
+		}
+		parts = append(parts, r.topicName(t.TopicID)+":"+strings.Join(ps, ","))
+	}
+	slices.Sort(parts)
+	return "[" + strings.Join(parts, "/") + "]"
+}
+
+func (r *Runner) printResponse(res consumer.Result) {
+	resp := res.Response
+	if resp.ErrorCode != coordinator.ErrNone {
+		msg := ""
+		if resp.ErrorMessage != nil {
+			msg = *resp.ErrorMessage
+		}
+		r.printf("  < error=%d %q\n", resp.ErrorCode, msg)
+		return
+	}
+	id := ""
+	if resp.MemberID != nil {
+		id = *resp.MemberID
+	}
+	r.printf("  < member=%s epoch=%d assignment=%s\n", id, resp.MemberEpoch, r.fmtAssignment(resp.Assignment))
+}
+
+// Converge heartbeats every joined client (sorted) until a full round writes no record and
+// returns no new assignment; it reports the number of rounds.
+func (r *Runner) Converge(maxRounds int) (int, error) {
+	for round := 1; round <= maxRounds; round++ {
+		changed := false
+		for _, id := range slices.Sorted(maps.Keys(r.Clients)) {
+			c := r.Clients[id]
+			if !c.Joined {
+				continue
+			}
+			cmd := "hb"
+			if c.Epoch == 0 {
+				cmd = "join"
+			}
+			r.printf("> %s %s\n", cmd, id)
+			res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
+			if err != nil {
+				return round, err
+			}
+			if len(res.Records) > 0 || (res.Response.Assignment != nil && cmd == "hb") {
+				changed = true
+			}
+		}
+		if !changed {
+			return round, nil
+		}
+	}
+	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+// parseCommits reads "t:0@10,1@20/u:0@5" into OffsetCommit topics.
+func parseCommits(s string) ([]kmsg.OffsetCommitRequestTopic, error) {
+	var out []kmsg.OffsetCommitRequestTopic
+	for _, part := range strings.Split(s, "/") {
+		name, ps, _ := strings.Cut(part, ":")
+		t := kmsg.OffsetCommitRequestTopic{Topic: name}
+		for _, po := range splitList(ps) {
+			p, o, ok := strings.Cut(po, "@")
+			pn, err1 := atoi32(p)
+			on, err2 := strconv.ParseInt(o, 10, 64)
+			if !ok || err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("commit %q: want topic:partition@offset,...", s)
+			}
+			tp := kmsg.NewOffsetCommitRequestTopicPartition()
+			tp.Partition, tp.Offset = pn, on
+			t.Partitions = append(t.Partitions, tp)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// parsePartitions reads "t:0,1/u:0" into topic -> partitions, in order.
+func parsePartitions(s string) ([]string, map[string][]int32, error) {
+	var names []string
+	out := map[string][]int32{}
+	for _, part := range strings.Split(s, "/") {
+		name, ps, _ := strings.Cut(part, ":")
+		names = append(names, name)
+		for _, p := range splitList(ps) {
+			n, err := atoi32(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("partitions %q: %w", s, err)
+			}
+			out[name] = append(out[name], n)
+		}
+	}
+	return names, out, nil
+}
+
+func (r *Runner) offsets(cmd string, pos []string, args map[string]string) error {
+	st := r.Log.State()
+	member := func() (string, int32, error) {
+		if len(pos) == 0 {
+			return "", 0, fmt.Errorf("%s needs a client", cmd)
+		}
+		c := r.client(pos[0])
+		id, epoch := c.MemberID, c.Epoch
+		if v, ok := args["member"]; ok {
+			id = v
+		}
+		if v, ok := args["epoch"]; ok {
+			n, err := atoi32(v)
+			if err != nil {
+				return "", 0, fmt.Errorf("epoch: %w", err)
+			}
+			epoch = n
+		}
+		return id, epoch, nil
+	}
+	switch cmd {
+	case "commit":
+		id, epoch, err := member()
+		if err != nil {
+			return err
+		}
+		if len(pos) < 2 {
+			return fmt.Errorf("commit needs offsets: commit M t:0@10,1@20")
+		}
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.Generation = 9, r.Group, id, epoch
+		if v, ok := args["version"]; ok {
+			n, err := atoi32(v)
+			if err != nil {
+				return fmt.Errorf("version: %w", err)
+			}
+			req.Version = int16(n)
+		}
+		if v, ok := args["retention"]; ok {
+			if req.RetentionTimeMillis, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return fmt.Errorf("retention: %w", err)
+			}
+		}
+		if req.Topics, err = parseCommits(pos[1]); err != nil {
+			return err
+		}
+		res, err := r.Coord.OffsetCommit(st, r.Meta, req, r.Now)
+		if err != nil {
+			return err
+		}
+		for _, t := range res.Response.Topics {
+			var ps []string
+			for _, p := range t.Partitions {
+				ps = append(ps, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
+		}
+		return r.append(res.Records)
+	case "fetch":
+		id, epoch, err := member()
+		if err != nil {
+			return err
+		}
+		g := kmsg.OffsetFetchRequestGroup{Group: r.Group, MemberEpoch: epoch}
+		if pos[0] == "-" {
+			g.MemberEpoch = -1
+		} else {
+			g.MemberID = &id
+		}
+		if len(pos) > 1 && pos[1] != "stable" {
+			names, ps, err := parsePartitions(pos[1])
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				g.Topics = append(g.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: n, Partitions: ps[n]})
+			}
+		}
+		out, err := r.Coord.OffsetFetch(st, &g, slices.Contains(pos, "stable"))
+		if err != nil {
+			return err
+		}
+		if out.ErrorCode != 0 {
+			r.printf("  < error=%d\n", out.ErrorCode)
+			return nil
+		}
+		for _, t := range out.Topics {
+			var ps []string
+			for _, p := range t.Partitions {
+				e := ""
+				if p.ErrorCode != 0 {
+					e = fmt.Sprintf("(error=%d)", p.ErrorCode)
+				}
+				ps = append(ps, fmt.Sprintf("%d=%d%s", p.Partition, p.Offset, e))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
+		}
+		return nil
+	case "deloffsets":
+		if len(pos) == 0 {
+			return fmt.Errorf("deloffsets needs partitions: deloffsets t:0,1")
+		}
+		names, ps, err := parsePartitions(pos[0])
+		if err != nil {
+			return err
+		}
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = r.Group
+		for _, n := range names {
+			t := kmsg.OffsetDeleteRequestTopic{Topic: n}
+			for _, p := range ps[n] {
+				t.Partitions = append(t.Partitions, kmsg.OffsetDeleteRequestTopicPartition{Partition: p})
+			}
+			req.Topics = append(req.Topics, t)
+		}
+		res, err := r.Coord.OffsetDelete(st, req)
+		if err != nil {
+			return err
+		}
+		if res.Response.ErrorCode != 0 {
+			r.printf("  < error=%d\n", res.Response.ErrorCode)
+		}
+		for _, t := range res.Response.Topics {
+			var out []string
+			for _, p := range t.Partitions {
+				out = append(out, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
+			}
+			r.printf("  < %s %s\n", t.Topic, strings.Join(out, " "))
+		}
+		return r.append(res.Records)
+	case "delete":
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Groups = []string{r.Group}
+		res := r.Coord.DeleteGroups(st, r.Soft, req)
+		for _, g := range res.Response.Groups {
+			r.printf("  < %s error=%d\n", g.Group, g.ErrorCode)
+		}
+		return r.append(res.Records)
+	default: // describe
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Version, req.Groups = 1, []string{r.Group}
+		resp := r.Coord.Describe(st, r.Meta, req)
+		b, _ := json.Marshal(resp.Groups)
+		r.printf("  %s\n", b)
+		return nil
+	}
+}

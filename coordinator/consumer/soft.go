@@ -1,0 +1,201 @@
+package consumer
+
+import (
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/coordlog/coordlog/coordinator"
+	"github.com/coordlog/coordlog/groupstate"
+)
+
+// Soft is the state Kafka keeps in memory only: timers, each group's metadata refresh
+// deadline, the regex resolutions in flight, and which metadata version last created a
+// topic. It is owned by the caller and passed to every call; after a restart build a new
+// Soft and call Restore (Kafka's onLoaded). The coordinator updates it as it decides, even if
+// the caller then does not append the records (Kafka does not roll these back either); a dry
+// run uses Clone first.
+type Soft struct {
+	Groups map[string]*GroupSoft
+	// NewTopicsVersion is lastMetadataImageWithNewTopics: the metadata version that last
+	// created a topic (the first version seen counts, as after a failover), -1 before any.
+	NewTopicsVersion int64
+	knownTopics      map[string]bool
+	knownVersion     int64
+	seenMetadata     bool
+}
+
+// GroupSoft is one group's soft state.
+type GroupSoft struct {
+	Members map[string]*MemberSoft
+	// RefreshDeadline and RefreshEpoch are the metadata refresh deadline: the subscription
+	// metadata is recomputed when the deadline passed, when the group epoch is below
+	// RefreshEpoch, or when the metadata version moved since RefreshVersion. Zero values
+	// mean "refresh on the next heartbeat" (a new or restored group).
+	RefreshDeadline int64
+	RefreshEpoch    int32
+	RefreshVersion  int64
+	// RegexResolution is the resolution of regular expressions scheduled on the executor
+	// (nil if none is in flight); the caller runs it with Coordinator.ResolveRegexes.
+	RegexResolution *RegexResolution
+
+	// model caches the group as built from the state at log offset modelOffset (see
+	// Request.StateOffset); it is never modified.
+	model       *group
+	modelOffset int64
+}
+
+// RegexResolution is one scheduled resolution of a group's regular expressions
+// (TopicRegexResolver.resolveRegularExpressions on the executor).
+type RegexResolution struct {
+	Group   string
+	Member  string   // the member whose heartbeat scheduled it
+	Regexes []string // sorted
+}
+
+// MemberSoft is one member's timers.
+type MemberSoft struct {
+	// SessionDeadline is when the member is fenced if it does not heartbeat (0 = none).
+	SessionDeadline int64
+	// RebalanceDeadline is when the member is fenced if it has not revoked its partitions
+	// (0 = none); it fires only if the member's epoch is still RebalanceEpoch.
+	RebalanceDeadline int64
+	RebalanceEpoch    int32
+}
+
+// NewSoft returns empty soft state.
+func NewSoft() *Soft { return &Soft{Groups: map[string]*GroupSoft{}, NewTopicsVersion: -1} }
+
+func (s *Soft) group(id string) *GroupSoft {
+	g := s.Groups[id]
+	if g == nil {
+		g = &GroupSoft{Members: map[string]*MemberSoft{}}
+		s.Groups[id] = g
+	}
+	return g
+}
+
+func (g *GroupSoft) member(id string) *MemberSoft {
+	m := g.Members[id]
+	if m == nil {
+		m = &MemberSoft{}
+		g.Members[id] = m
+	}
+	return m
+}
+
+// Clone returns a deep copy.
+func (s *Soft) Clone() *Soft {
+	c := &Soft{Groups: make(map[string]*GroupSoft, len(s.Groups)), NewTopicsVersion: s.NewTopicsVersion,
+		knownTopics: maps.Clone(s.knownTopics), knownVersion: s.knownVersion, seenMetadata: s.seenMetadata}
+	for id, g := range s.Groups {
+		ng := *g
+		ng.model = nil
+		ng.Members = make(map[string]*MemberSoft, len(g.Members))
+		for mid, m := range g.Members {
+			nm := *m
+			ng.Members[mid] = &nm
+		}
+		if g.RegexResolution != nil {
+			r := *g.RegexResolution
+			r.Regexes = slices.Clone(r.Regexes)
+			ng.RegexResolution = &r
+		}
+		c.Groups[id] = &ng
+	}
+	return c
+}
+
+// observeMetadata is onNewMetadataImage's bookkeeping of lastMetadataImageWithNewTopics:
+// the first version seen counts as new, later versions when they bring a topic name not seen
+// before.
+func (s *Soft) observeMetadata(md *coordinator.Metadata) {
+	if md == nil {
+		return
+	}
+	if s.seenMetadata && md.Version == s.knownVersion {
+		return
+	}
+	created := !s.seenMetadata
+	for name := range md.Topics {
+		if !s.knownTopics[name] {
+			created = true
+		}
+	}
+	s.knownTopics = make(map[string]bool, len(md.Topics))
+	for name := range md.Topics {
+		s.knownTopics[name] = true
+	}
+	if created {
+		s.NewTopicsVersion = md.Version
+	}
+	s.seenMetadata, s.knownVersion = true, md.Version
+}
+
+// metadataExpired is ModernGroup.hasMetadataExpired, with a metadata version change standing
+// for Kafka's requestMetadataRefresh on a metadata image that touches the group's topics.
+func (g *GroupSoft) metadataExpired(now int64, groupEpoch int32, mdVersion int64) bool {
+	return now >= g.RefreshDeadline || groupEpoch < g.RefreshEpoch || mdVersion != g.RefreshVersion
+}
+
+// setRefreshDeadline is setMetadataRefreshDeadline(now + METADATA_REFRESH_INTERVAL_MS).
+func (g *GroupSoft) setRefreshDeadline(now int64, epoch int32, mdVersion int64) {
+	g.RefreshDeadline, g.RefreshEpoch, g.RefreshVersion = now+math.MaxInt32, epoch, mdVersion
+}
+
+// Restore arms the timers of every member of every consumer group in st, as Kafka does when
+// a coordinator loads a partition: a session timer from now for every member, a rebalance
+// timer for members in UNREVOKED_PARTITIONS that use the consumer protocol. Groups and
+// members already known keep theirs.
+func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now int64) {
+	for _, id := range st.GroupIDs() {
+		v, ok := st.ConsumerGroup(id)
+		if !ok {
+			continue
+		}
+		c := cfg(id)
+		gs := s.group(id)
+		for i := range v.Members {
+			m := memberFromView(&v.Members[i])
+			if _, ok := gs.Members[m.id]; ok {
+				continue
+			}
+			ms := gs.member(m.id)
+			timeout := c.SessionTimeoutMs
+			if m.classic != nil {
+				timeout = m.classic.SessionTimeoutMs
+			}
+			ms.SessionDeadline = now + int64(timeout)
+			if m.state == stateUnrevokedPartitons && !m.usesClassic() {
+				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(m.rebalanceTimeoutMs, 0)), m.epoch
+			}
+		}
+	}
+}
+
+// timers lists every armed timer, for Tick.
+func (s *Soft) timers() []coordinator.Timer {
+	var out []coordinator.Timer
+	for gid, gs := range s.Groups {
+		for mid, ms := range gs.Members {
+			if ms.SessionDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.SessionDeadline, Group: gid, Kind: coordinator.TimerSession, Member: mid})
+			}
+			if ms.RebalanceDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.RebalanceDeadline, Group: gid, Kind: coordinator.TimerRebalance, Member: mid})
+			}
+		}
+	}
+	return out
+}
+
+// NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
+func (s *Soft) NextDeadline() int64 {
+	var next int64
+	for _, t := range s.timers() {
+		if next == 0 || t.At < next {
+			next = t.At
+		}
+	}
+	return next
+}
