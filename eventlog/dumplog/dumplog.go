@@ -87,18 +87,6 @@ func incrementSequence(seq int32, inc int32) int32 {
 	return seq + inc
 }
 
-// recordTimestamp is what Kafka reports for a record: the batch's max timestamp under
-// LogAppendTime, no timestamp on magic 0.
-func recordTimestamp(b *eventlog.Batch, r *eventlog.Record) int64 {
-	switch {
-	case b.Magic == 0:
-		return -1
-	case b.Attributes.TimestampType() == eventlog.LogAppendTime:
-		return b.MaxTimestamp
-	}
-	return r.Timestamp
-}
-
 // Header prints the "Dumping" lines when b comes from a file other than the previous batch's.
 func (p *TextPrinter) header(b *eventlog.Batch) {
 	if b.Origin.File == p.file {
@@ -163,7 +151,7 @@ func (p *TextPrinter) appendRecord(l []byte, b *eventlog.Batch, e *Entry) []byte
 	if r.Value != nil {
 		valueSize = len(r.Value)
 	}
-	l = fmt.Appendf(l, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, timestampLabel(b), recordTimestamp(b, r), keySize, valueSize)
+	l = fmt.Appendf(l, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, timestampLabel(b), b.RecordTimestamp(r), keySize, valueSize)
 	if b.Magic >= 2 {
 		seq := int32(-1)
 		if b.BaseSequence >= 0 {
