@@ -119,7 +119,23 @@ func badf(format string, args ...any) error { return &badPoint{fmt.Sprintf(forma
 // ParseOffsets reads the values of --at-offset: one offset ("41") or partition:offset pairs
 // ("0:41", "0:41,3:7", or several values), never both kinds. Offsets are 0 or more: the end of
 // the log is the absence of the flag, so "-1" or "-5" is an error rather than a silent "end".
-func ParseOffsets(values []string) (Point, error) {
+func ParseOffsets(values []string) (Point, error) { return ParseOffsetsAs("--at-offset", values) }
+
+// ParseOffsetsAs is ParseOffsets with errors naming the flag the values came from (diff's
+// --from-offset, decode's --to-offset).
+func ParseOffsetsAs(flag string, values []string) (Point, error) {
+	p, err := parseOffsets(values)
+	var bp *badPoint
+	if flag != "--at-offset" && errors.As(err, &bp) {
+		bp.msg = strings.ReplaceAll(bp.msg, "--at-offset", flag)
+		if strings.Contains(bp.msg, "use --at-time") {
+			bp.msg = strings.Replace(bp.msg, "use --at-time", "use the time flag:", 1)
+		}
+	}
+	return p, err
+}
+
+func parseOffsets(values []string) (Point, error) {
 	var items []string
 	for _, v := range values {
 		for _, s := range strings.Split(v, ",") {

@@ -122,7 +122,7 @@ func TestAtTimeAgreesWithAtOffset(t *testing.T) {
 				require.NotNil(t, p.Last)
 				require.Equal(t, recs[cut-1].offset, p.Last.Offset)
 				require.LessOrEqual(t, p.Last.Timestamp, inst)
-				require.Equal(t, "record timestamps (CreateTime)", p.Timestamps)
+				require.Equal(t, "the records' own timestamps (CreateTime)", p.Timestamps)
 				opos, err := query.Resolve(ctx, in, []int32{0}, query.AtOffset(p.Last.Offset))
 				require.NoError(t, err)
 				require.Equal(t, p.Last, opos[0].Last)

@@ -48,11 +48,13 @@ type Position struct {
 	Last *RecordRef `json:"last"`
 	// Next is the first record after the cut; nil at the end of the log.
 	Next *RecordRef `json:"next"`
-	// FirstOffset and NextOffset are the partition's bounds when the point was resolved.
+	// FirstOffset and NextOffset are the partition's bounds when the point was resolved (-1
+	// for the end, which reads nothing).
 	FirstOffset int64 `json:"firstOffset"`
 	NextOffset  int64 `json:"nextOffset"`
-	// Timestamps says how record times were read to place a time point: "record timestamps
-	// (CreateTime)", "batch max timestamps (LogAppendTime)", or both; empty for other points.
+	// Timestamps says how record times were read to place a time point: "the records' own
+	// timestamps (CreateTime)", "the batches' max timestamps (LogAppendTime ...)", or both;
+	// empty for other points.
 	Timestamps string `json:"timestamps,omitempty"`
 	// Notes are what the user should know about this resolution (timestamps going backwards,
 	// records without timestamps, an offset in a compaction gap).
@@ -80,7 +82,7 @@ func (p *Position) Describe() string {
 		}
 	}
 	if p.Timestamps != "" {
-		fmt.Fprintf(&b, " (%s)", p.Timestamps)
+		fmt.Fprintf(&b, "; record times: %s", p.Timestamps)
 	}
 	for _, n := range p.Notes {
 		b.WriteString("; " + n)
@@ -156,6 +158,10 @@ func Cuts(positions []Position, observer func(p int32) replay.Observer) []replay
 }
 
 func resolveOne(ctx context.Context, src eventlog.Source, p int32, at Point) (Position, error) {
+	if at.kind == kindEnd || at.kind == kindOffsets && !hasPartition(at, p) {
+		// The end needs no reading (the bounds are the replay's business).
+		return Position{Partition: p, Point: "end", Until: math.MaxInt64, FirstOffset: -1, NextOffset: -1}, nil
+	}
 	first, next, err := src.Offsets(p)
 	if err != nil {
 		return Position{}, fmt.Errorf("partition %d: %w", p, err)
@@ -176,6 +182,11 @@ func resolveOne(ctx context.Context, src eventlog.Source, p int32, at Point) (Po
 		return resolveOffset(ctx, src, pos, o)
 	}
 	return resolveTime(ctx, src, pos, at.timeMs)
+}
+
+func hasPartition(at Point, p int32) bool {
+	_, ok := at.offsets[p]
+	return ok
 }
 
 func partitionRange(parts []int32) string {
@@ -337,13 +348,13 @@ scan:
 	}
 	var basis []string
 	if kinds["CreateTime"] {
-		basis = append(basis, "record timestamps (CreateTime)")
+		basis = append(basis, "the records' own timestamps (CreateTime)")
 	}
 	if kinds["LogAppendTime"] {
-		basis = append(basis, "batch max timestamps (LogAppendTime: the broker stamps every record of a batch)")
+		basis = append(basis, "the batches' max timestamps (LogAppendTime: the broker stamps every record of a batch)")
 	}
 	if kinds["NoTimestampType"] {
-		basis = append(basis, "no timestamps in magic 0 messages")
+		basis = append(basis, "none for magic 0 messages, which have no timestamp")
 	}
 	pos.Timestamps = strings.Join(basis, " and ")
 	if backs > 0 {
