@@ -15,6 +15,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/dumplog"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/coordlog/coordlog/replay/query"
 )
 
 type decodeFlags struct {
@@ -156,6 +157,10 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	// only when nothing is filtered out (a filter prints the files it keeps records of).
 	whole := !filtering && f.from == 0 && f.to == math.MaxInt64 && window == nil && in.report != nil
 	var runErr error
+	var seen *groupsSeen
+	if f.group != "" {
+		seen = &groupsSeen{others: map[string]bool{}}
+	}
 	for _, p := range parts {
 		if text != nil && whole {
 			text.SetFiles(in.segmentFiles(p))
@@ -167,7 +172,7 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 				continue // no record of this partition in the window
 			}
 		}
-		if err := decodePartition(cmd, in, p, pf, dec, types, filtering, print); err != nil {
+		if err := decodePartition(cmd, in, p, pf, dec, types, filtering, print, seen); err != nil {
 			runErr = err
 			break
 		}
@@ -182,11 +187,35 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 		runErr = err
 	}
 	in.printReport(stderr)
+	if runErr == nil && seen != nil && !seen.matched {
+		var names []string
+		for g := range seen.others {
+			names = append(names, g)
+		}
+		return &query.UnknownGroupError{Group: f.group, Where: "in the records read", Suggests: query.Suggest(f.group, names, 5)}
+	}
 	return runErr
 }
 
+// groupsSeen collects, with --group, whether the group had a record and the group ids the
+// records named otherwise, for the close matches of a name that matched nothing.
+type groupsSeen struct {
+	matched bool
+	others  map[string]bool
+}
+
+func (g *groupsSeen) see(e *dumplog.Entry, group string) {
+	k := e.Decoded.Key.Group
+	switch {
+	case k == group:
+		g.matched = true
+	case k != "" && len(g.others) < 100000 && !g.others[k]:
+		g.others[strings.Clone(k)] = true
+	}
+}
+
 func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
-	print func(*eventlog.Batch, []dumplog.Entry) error) error {
+	print func(*eventlog.Batch, []dumplog.Entry) error, seen *groupsSeen) error {
 	it, err := in.Batches(p, f.from)
 	if err != nil {
 		return err
@@ -208,6 +237,9 @@ func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec
 		for _, e := range entries {
 			if e.Record.Offset < f.from || e.Record.Offset > f.to {
 				continue
+			}
+			if seen != nil && e.Err == nil && !b.Attributes.Control() {
+				seen.see(&e, f.group)
 			}
 			if filtering && !keep(b, &e, f.group, types, producers) {
 				continue

@@ -73,7 +73,10 @@ changes.`,
 
 // diffSideDoc says what one side of a diff is.
 type diffSideDoc struct {
-	Source     string         `json:"source"`
+	Source string `json:"source"`
+	// Start is the start of the log (an empty state): a diff of one input without --since or
+	// --from-offset.
+	Start      bool           `json:"start,omitempty"`
 	AtOffset   *int64         `json:"atOffset"`
 	AtTime     *string        `json:"atTime,omitempty"`
 	Partitions []partitionDoc `json:"partitions"`
@@ -109,19 +112,13 @@ func sidePoint(timeFlag, timeName string, offs []string, offName string, def que
 	return def, nil
 }
 
-// start is the point before the first record of every partition: offset 0 is "after the
-// record at 0", so the start is a time before any record.
-var start = query.AtTimeMillis(-1)
-
 func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.Writer) error {
 	if f.format != "table" && f.format != "json" {
 		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
 	}
-	defA := query.End()
-	if len(args) == 1 {
-		defA = start
-	}
-	atA, err := sidePoint(f.since, "since", f.fromOffset, "from-offset", defA)
+	// With one input and no first point the first side is the start of the log (an empty
+	// state; diffOneInput cuts every partition at 0).
+	atA, err := sidePoint(f.since, "since", f.fromOffset, "from-offset", query.End())
 	if err != nil {
 		return err
 	}
@@ -178,6 +175,7 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 // diffOneInput replays each partition once: up to the first point, where the state is copied,
 // then on to the second.
 func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, query.Side, diffSideDoc, diffSideDoc, error) {
+	fromStart := f.since == "" && len(f.fromOffset) == 0
 	var a, b query.Side
 	var da, db diffSideDoc
 	in, err := openInput(path, mode)
@@ -193,8 +191,12 @@ func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.
 	if err != nil {
 		return a, b, da, db, err
 	}
-	pa, err := resolve(cmd, in, parts, atA, stderr)
-	if err != nil {
+	var pa []query.Position
+	if fromStart {
+		for _, p := range parts {
+			pa = append(pa, query.Position{Partition: p, Point: "start", Until: 0, FirstOffset: -1, NextOffset: -1})
+		}
+	} else if pa, err = resolve(cmd, in, parts, atA, stderr); err != nil {
 		return a, b, da, db, err
 	}
 	pb, err := resolve(cmd, in, parts, atB, stderr)
@@ -205,6 +207,9 @@ func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.
 	db = diffSideDoc{Source: in.path}
 	da.AtOffset, da.AtTime = pointDoc(atA)
 	db.AtOffset, db.AtTime = pointDoc(atB)
+	if fromStart {
+		da.AtTime, da.Start = nil, true
+	}
 	for i, p := range parts {
 		if pa[i].Until > pb[i].Until {
 			return a, b, da, db, usageError{fmt.Errorf("partition %d: the first point (%s) is after the second (%s): swap them", p, positionLabel(&pa[i]), positionLabel(&pb[i]))}
@@ -287,17 +292,24 @@ func groupInSides(group string, sides ...query.Side) error {
 			}
 		}
 	}
-	return &query.UnknownGroupError{Group: group, Where: "at either point", Suggests: query.Suggest(group, candidates, 5)}
+	return &query.UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: query.Suggest(group, candidates, 5)}
 }
 
 func sideLabel(d diffSideDoc) string {
+	if d.Start {
+		return d.Source + " at the start of the log (an empty state)"
+	}
+	if d.AtTime != nil {
+		// One instant, a record per partition (said on stderr).
+		return fmt.Sprintf("%s at %s", d.Source, *d.AtTime)
+	}
 	var parts []string
 	for _, p := range d.Partitions {
 		if p.Position != nil {
 			parts = append(parts, fmt.Sprintf("p%d at %s", p.Partition, positionLabel(p.Position)))
 		}
 	}
-	at := "the end of the log"
+	at := "at the end of the log"
 	if len(parts) > 0 {
 		at = strings.Join(parts, ", ")
 	}

@@ -225,13 +225,13 @@ func groupExists(r *replayed, group string) error {
 		candidates = append(candidates, st.GroupIDs()...)
 		candidates = append(candidates, st.OffsetGroupIDs()...)
 	}
-	where := "at the end of the log"
+	where := "in the input at the end of the log"
 	if !r.at.IsEnd() {
-		where = "at " + r.at.String()
+		where = "in the input at " + r.at.String()
 		if _, ok := r.at.Offset(); ok {
-			where = "at offset " + r.at.String()
+			where = "in the input at offset " + r.at.String()
 		} else if !r.at.IsTime() {
-			where = "at offsets " + r.at.String()
+			where = "in the input at offsets " + r.at.String()
 		}
 	}
 	return &query.UnknownGroupError{Group: group, Where: where, Suggests: query.Suggest(group, candidates, 5)}

@@ -17,12 +17,17 @@ import (
 // it knows what exists, not when it last moved nor what was removed. One Activity watches one
 // partition (observers are not shared between parallel engines).
 type Activity struct {
-	names   map[string]string
-	last    map[string]RecordRef
-	present map[string]groupstate.GroupType
-	deleted map[string]Deletion
+	groups map[string]*activityEntry
 	// groups whose pending transactional offsets a producer holds: its marker touches them.
 	txn map[int64]map[string]bool
+}
+
+type activityEntry struct {
+	id      string // the map's key: the Activity's own copy of the group id
+	last    RecordRef
+	typ     groupstate.GroupType // the type the group had when it was last seen existing
+	present bool
+	deleted *Deletion
 }
 
 // Deletion is the record that removed a group: a tombstone of its group metadata (or of the
@@ -36,34 +41,39 @@ type Deletion struct {
 
 // NewActivity returns an empty Activity.
 func NewActivity() *Activity {
-	return &Activity{names: map[string]string{}, last: map[string]RecordRef{}, present: map[string]groupstate.GroupType{},
-		deleted: map[string]Deletion{}, txn: map[int64]map[string]bool{}}
+	return &Activity{groups: map[string]*activityEntry{}, txn: map[int64]map[string]bool{}}
 }
 
-// Observe implements replay.Observer.
+// Observe implements replay.Observer. Most records are offset commits of groups already seen:
+// those cost one map lookup (a value never deletes a group, so the state is asked only for new
+// groups, other record types and tombstones).
 func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 	b := ev.Batch
-	r := ref(b, &eventlog.Record{Offset: ev.Offset, Timestamp: ev.Timestamp})
+	r := RecordRef{Offset: ev.Offset, Timestamp: ev.Timestamp, TimestampType: timestampKind(b), BatchBase: b.BaseOffset, Control: b.Attributes.Control()}
+	if b.Magic == 0 {
+		r.Timestamp = -1
+	} else if b.Attributes.TimestampType() == eventlog.LogAppendTime {
+		r.Timestamp = b.MaxTimestamp
+	}
 	if ev.Marker != nil {
 		for g := range a.txn[ev.Marker.ProducerID] {
-			a.last[g] = *r
+			a.groups[g].last = r
 		}
 		delete(a.txn, ev.Marker.ProducerID)
 		return
 	}
-	g := ev.Record.Key.Group
-	if g == "" {
+	k := &ev.Record.Key
+	if k.Group == "" {
 		return
 	}
-	// The event's strings alias the batch: every map key is the Activity's own copy (a map
-	// assignment with an equal string key stores the new string).
-	if c, ok := a.names[g]; ok {
-		g = c
-	} else {
-		g = strings.Clone(g)
-		a.names[g] = g
+	e, seen := a.groups[k.Group]
+	if !seen {
+		// The event's strings alias the batch: the map keys are copies.
+		e = &activityEntry{id: strings.Clone(k.Group)}
+		a.groups[e.id] = e
 	}
-	a.last[g] = *r
+	g := e.id
+	e.last = r
 	if b.ProducerID != groupstate.NoProducerID && !b.Attributes.Control() {
 		set := a.txn[b.ProducerID]
 		if set == nil {
@@ -72,24 +82,26 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 		}
 		set[g] = true
 	}
+	tomb := ev.Record.Tombstone()
+	if seen && e.present && !tomb && (k.Type == recordcodec.OffsetCommit || k.Type == recordcodec.LegacyOffsetCommit) {
+		return
+	}
 	typ, exists := st.GroupType(g)
-	prev, existed := a.present[g]
-	if !existed && ev.Record.Tombstone() {
+	existed, prev := e.present, e.typ
+	if !existed && tomb {
 		// A group metadata tombstone for a group the log no longer shows being created
 		// (compaction removed its records): still the record that deleted it.
-		prev, existed = metadataTombstone[ev.Record.Key.Type]
+		prev, existed = metadataTombstone[k.Type]
 	}
 	switch {
 	case exists:
-		a.present[g] = typ
-		delete(a.deleted, g)
+		e.present, e.typ, e.deleted = true, typ, nil
 	case existed && ev.Violation == nil:
-		what := ev.Record.Key.Type.String()
-		if ev.Record.Tombstone() {
+		what := k.Type.String()
+		if tomb {
 			what += " tombstone"
 		}
-		a.deleted[g] = Deletion{Offset: r.Offset, Timestamp: r.Timestamp, Record: what, Type: prev}
-		delete(a.present, g)
+		e.present, e.deleted = false, &Deletion{Offset: r.Offset, Timestamp: r.Timestamp, Record: what, Type: prev}
 	}
 }
 
@@ -105,21 +117,27 @@ var metadataTombstone = map[recordcodec.RecordType]groupstate.GroupType{
 // LastRecord returns the last record that touched group g (a record keyed by it, or the marker
 // that ended a transaction holding its offsets).
 func (a *Activity) LastRecord(g string) (RecordRef, bool) {
-	r, ok := a.last[g]
-	return r, ok
+	if e, ok := a.groups[g]; ok {
+		return e.last, true
+	}
+	return RecordRef{}, false
 }
 
 // Deleted returns the record that deleted group g, when g existed and no longer does.
 func (a *Activity) Deleted(g string) (Deletion, bool) {
-	d, ok := a.deleted[g]
-	return d, ok
+	if e, ok := a.groups[g]; ok && e.deleted != nil {
+		return *e.deleted, true
+	}
+	return Deletion{}, false
 }
 
 // DeletedIDs returns the ids of the deleted groups, sorted.
 func (a *Activity) DeletedIDs() []string {
 	var out []string
-	for g := range a.deleted {
-		out = append(out, g)
+	for g, e := range a.groups {
+		if e.deleted != nil {
+			out = append(out, g)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -128,7 +146,7 @@ func (a *Activity) DeletedIDs() []string {
 // KnownIDs returns every group id a record named, existing or not, sorted.
 func (a *Activity) KnownIDs() []string {
 	var out []string
-	for g := range a.last {
+	for g := range a.groups {
 		out = append(out, g)
 	}
 	slices.Sort(out)

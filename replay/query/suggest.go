@@ -53,12 +53,12 @@ func Suggest(name string, candidates []string, limit int) []string {
 // names close to it.
 type UnknownGroupError struct {
 	Group    string
-	Where    string // e.g. "at the end of the log", "at 2026-02-20T14:05:00.000Z"
+	Where    string // e.g. "in the input at the end of the log", "in the records read"
 	Suggests []string
 }
 
 func (e *UnknownGroupError) Error() string {
-	s := fmt.Sprintf("no group %q in the input %s", e.Group, e.Where)
+	s := fmt.Sprintf("no group %q %s", e.Group, e.Where)
 	if len(e.Suggests) > 0 {
 		quoted := make([]string, len(e.Suggests))
 		for i, q := range e.Suggests {
