@@ -86,4 +86,3 @@ func TestLag(t *testing.T) {
 	require.Equal(t, "partition not on the cluster", rows[2].Missing)
 	require.Contains(t, rows[3].Missing, "topic not on the cluster")
 }
-
