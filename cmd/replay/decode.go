@@ -34,7 +34,7 @@ type decodeFlags struct {
 func newDecodeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f decodeFlags
 	cmd := &cobra.Command{
-		Use:   "decode <segments-dir|db>",
+		Use:   "decode <segments-dir|db|segment.log>",
 		Short: "Print records as kafka-dump-log --offsets-decoder does, or as JSON lines",
 		Long: `decode prints every batch and record of a __consumer_offsets log. The text format is
 kafka-dump-log --deep-iteration --offsets-decoder's; --format jsonl prints one JSON object per
@@ -44,7 +44,7 @@ With --group or --type only matching records are printed, each under its batch h
 control batch (transaction marker) is kept when its producer wrote a kept record before it.
 --from-offset and --to-offset bound the record offsets of every partition; --since and --until
 (or --at-time) bound them by time, resolved in each partition to its own records.`,
-		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory, a coordlog database or a .log segment file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDecode(cmd, args[0], f, stdout, stderr)
 		},

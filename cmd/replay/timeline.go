@@ -22,7 +22,7 @@ type timelineFlags struct {
 func newTimelineCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f timelineFlags
 	cmd := &cobra.Command{
-		Use:   "timeline <segments-dir|db> --group G",
+		Use:   "timeline <segments-dir|db> --group G | --bootstrap-server HOST:PORT --group G",
 		Short: "Every record that touched a group, in log order, each explained in one line",
 		Long: `timeline replays the log and prints every record of one group in log order, with a one-line
 explanation: members joining and leaving, epoch changes, target assignments (with the number of
