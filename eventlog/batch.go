@@ -134,6 +134,19 @@ type Batch struct {
 // NextOffset is the offset after this batch (Kafka's batch.nextOffset()).
 func (b *Batch) NextOffset() int64 { return b.LastOffset + 1 }
 
+// RecordTimestamp is the timestamp Kafka gives record r of b (Record.timestamp()): the batch's
+// max timestamp when the batch is LogAppendTime (the broker stamps the batch, not each record),
+// none (-1) on magic 0, which has no timestamps, and the record's own (CreateTime) otherwise.
+func (b *Batch) RecordTimestamp(r *Record) int64 {
+	switch {
+	case b.Magic == 0:
+		return -1
+	case b.Attributes.TimestampType() == LogAppendTime:
+		return b.MaxTimestamp
+	}
+	return r.Timestamp
+}
+
 // DeleteHorizon returns the batch's delete horizon (ms) and whether it has one.
 func (b *Batch) DeleteHorizon() (int64, bool) {
 	if b.Attributes.HasDeleteHorizon() {

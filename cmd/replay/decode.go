@@ -15,6 +15,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog/dumplog"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/recordcodec"
+	"github.com/coordlog/coordlog/replay/query"
 )
 
 type decodeFlags struct {
@@ -23,6 +24,9 @@ type decodeFlags struct {
 	group      string
 	types      []string
 	from, to   int64
+	since      string
+	until      string
+	atTime     string
 	forensic   bool
 	layout     string
 }
@@ -30,15 +34,17 @@ type decodeFlags struct {
 func newDecodeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f decodeFlags
 	cmd := &cobra.Command{
-		Use:   "decode <segments-dir|db>",
+		Use:   "decode <segments-dir|db|segment.log>",
 		Short: "Print records as kafka-dump-log --offsets-decoder does, or as JSON lines",
 		Long: `decode prints every batch and record of a __consumer_offsets log. The text format is
 kafka-dump-log --deep-iteration --offsets-decoder's; --format jsonl prints one JSON object per
 record (offset, batch attributes, key, value, tombstone flag).
 
 With --group or --type only matching records are printed, each under its batch header; a
-control batch (transaction marker) is kept when its producer wrote a kept record before it.`,
-		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+control batch (transaction marker) is kept when its producer wrote a kept record before it.
+--from-offset and --to-offset bound the record offsets of every partition; --since and --until
+(or --at-time) bound them by time, resolved in each partition to its own records.`,
+		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory, a coordlog database or a .log segment file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDecode(cmd, args[0], f, stdout, stderr)
 		},
@@ -50,6 +56,9 @@ control batch (transaction marker) is kept when its producer wrote a kept record
 	fl.StringSliceVar(&f.types, "type", nil, "only these record types: ids (1), names (OffsetCommit) or 'control' (repeatable)")
 	fl.Int64Var(&f.from, "from-offset", 0, "start at the batch holding this offset")
 	fl.Int64Var(&f.to, "to-offset", math.MaxInt64, "stop after this offset")
+	fl.StringVar(&f.since, "since", "", "start at each partition's first record stamped at or after this time (RFC 3339, -2h, Unix ms)")
+	fl.StringVar(&f.until, "until", "", "stop after each partition's last record stamped at or before this time")
+	fl.StringVar(&f.atTime, "at-time", "", "the same as --until (the records of the state at that time)")
 	fl.BoolVar(&f.forensic, "forensic", false, "report damaged input and continue instead of stopping at it")
 	fl.StringVar(&f.layout, "layout", "4.1+", "record layout of ids that changed between releases: 4.1+, 4.0, 3.9 or streams-preview")
 	return cmd
@@ -101,6 +110,17 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	switch {
+	case f.from < 0 || f.to < 0:
+		return usageError{fmt.Errorf("--from-offset and --to-offset are offsets, 0 or more (got %d and %d)", f.from, f.to)}
+	case f.from > f.to:
+		return usageError{fmt.Errorf("--from-offset %d is after --to-offset %d", f.from, f.to)}
+	case f.until != "" && f.atTime != "":
+		return usageError{fmt.Errorf("--at-time is --until: give one of them")}
+	}
+	if f.atTime != "" {
+		f.until = f.atTime
+	}
 	mode := eventlog.Strict
 	if f.forensic {
 		mode = eventlog.Forensic
@@ -114,34 +134,88 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	if err != nil {
 		return usageError{err}
 	}
+	var window map[int32]offsetRange
+	if f.since != "" || f.until != "" {
+		if window, err = timeWindow(cmd, in, parts, f.since, f.until, stderr); err != nil {
+			return err
+		}
+	}
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
 	var print func(*eventlog.Batch, []dumplog.Entry) error
+	var text *dumplog.TextPrinter
 	if f.format == "jsonl" {
 		p := &dumplog.JSONLPrinter{W: out}
 		print = p.Batch
 	} else {
-		p := &dumplog.TextPrinter{W: out}
-		print = p.Batch
+		text = &dumplog.TextPrinter{W: out}
+		print = text.Batch
 	}
 	dec := recordcodec.Decoder{Layout: layout, NoCopy: true}
 	filtering := f.group != "" || types != nil
+	// Every file of the partition, empty segments included, as DumpLogSegments lists them;
+	// only when nothing is filtered out (a filter prints the files it keeps records of).
+	whole := !filtering && f.from == 0 && f.to == math.MaxInt64 && window == nil && in.report != nil
 	var runErr error
+	var seen *groupsSeen
+	if f.group != "" {
+		seen = &groupsSeen{others: map[string]bool{}}
+	}
 	for _, p := range parts {
-		if err := decodePartition(cmd, in, p, f, dec, types, filtering, print); err != nil {
+		if text != nil && whole {
+			text.SetFiles(in.segmentFiles(p))
+		}
+		pf := f
+		if w, ok := window[p]; ok {
+			pf.from, pf.to = max(f.from, w.from), min(f.to, w.to)
+			if pf.from > pf.to {
+				continue // no record of this partition in the window
+			}
+		}
+		if err := decodePartition(cmd, in, p, pf, dec, types, filtering, print, seen); err != nil {
 			runErr = err
 			break
+		}
+		if text != nil && whole {
+			if err := text.Finish(); err != nil {
+				runErr = err
+				break
+			}
 		}
 	}
 	if err := out.Flush(); err != nil && runErr == nil {
 		runErr = err
 	}
 	in.printReport(stderr)
+	if runErr == nil && seen != nil && !seen.matched {
+		var names []string
+		for g := range seen.others {
+			names = append(names, g)
+		}
+		return &query.UnknownGroupError{Group: f.group, Where: "in the records read", Suggests: query.Suggest(f.group, names, 5)}
+	}
 	return runErr
 }
 
+// groupsSeen collects, with --group, whether the group had a record and the group ids the
+// records named otherwise, for the close matches of a name that matched nothing.
+type groupsSeen struct {
+	matched bool
+	others  map[string]bool
+}
+
+func (g *groupsSeen) see(e *dumplog.Entry, group string) {
+	k := e.Decoded.Key.Group
+	switch {
+	case k == group:
+		g.matched = true
+	case k != "" && len(g.others) < 100000 && !g.others[k]:
+		g.others[strings.Clone(k)] = true
+	}
+}
+
 func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
-	print func(*eventlog.Batch, []dumplog.Entry) error) error {
+	print func(*eventlog.Batch, []dumplog.Entry) error, seen *groupsSeen) error {
 	it, err := in.Batches(p, f.from)
 	if err != nil {
 		return err
@@ -163,6 +237,9 @@ func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec
 		for _, e := range entries {
 			if e.Record.Offset < f.from || e.Record.Offset > f.to {
 				continue
+			}
+			if seen != nil && e.Err == nil && !b.Attributes.Control() {
+				seen.see(&e, f.group)
 			}
 			if filtering && !keep(b, &e, f.group, types, producers) {
 				continue

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay/query"
 )
 
 type describeFlags struct {
@@ -61,17 +62,21 @@ carry topic ids, share-group state metadata and 4.0 partition metadata carry bot
 
 // describeDoc is the JSON document of describe. Its shape is part of coordlog's interface.
 type describeDoc struct {
-	KafkaVersion string            `json:"kafkaVersion"`
-	AtOffset     *int64            `json:"atOffset"` // null: the end of the log
-	Partitions   []describePartDoc `json:"partitions"`
-	Violations   []describeViolDoc `json:"violations,omitempty"`
+	KafkaVersion string `json:"kafkaVersion"`
+	AtOffset     *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
+	// AtTime is --at-time as resolved (each partition's position says where it fell).
+	AtTime     *string           `json:"atTime,omitempty"`
+	Partitions []describePartDoc `json:"partitions"`
+	Violations []describeViolDoc `json:"violations,omitempty"`
 }
 
 type describePartDoc struct {
 	state      groupstate.View // where the groups' offsets are read from, one group at a time
 	Partition  int32           `json:"partition"`
 	NextOffset int64           `json:"nextOffset"`
-	Records    int64           `json:"recordsReplayed"`
+	// Position is where --at-offset or --at-time fell in this partition (absent at the end).
+	Position *query.Position `json:"position,omitempty"`
+	Records  int64           `json:"recordsReplayed"`
 	// TopicNames maps topic ids to names, as far as the log names them.
 	TopicNames []topicName        `json:"topicNames,omitempty"`
 	Groups     []describeGroupDoc `json:"groups"`
@@ -140,7 +145,7 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 	}
 	defer r.close()
 	emit := func() error {
-		doc := buildDescribe(r, f.group, types, f.atOffset)
+		doc := buildDescribe(r, f.group, types)
 		out := bufio.NewWriter(stdout)
 		defer out.Flush()
 		if f.format == "json" {
@@ -149,21 +154,27 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 		printDescribe(out, doc, f.group != "")
 		return nil
 	}
+	if f.group != "" {
+		if err := groupExists(r, f.group); err != nil {
+			return err
+		}
+	}
 	if err := emit(); err != nil {
 		return err
 	}
 	return f.live.followUpdates(cmd.Context(), r, stderr, emit) // --follow (live.go)
 }
 
-func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool, atOffset int64) describeDoc {
+func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool) describeDoc {
 	doc := describeDoc{KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}}
-	if atOffset >= 0 {
-		doc.AtOffset = &atOffset
-	}
-	for _, res := range r.results {
+	doc.AtOffset, doc.AtTime = pointDoc(r.at)
+	for i, res := range r.results {
 		e := res.Engine
 		st := e.State()
 		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
+		if pos := r.position(i); pos != nil && !pos.AtEnd() {
+			pd.Position = pos
+		}
 		for id, n := range st.TopicNames() {
 			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id.String(), Name: n})
 		}
@@ -196,13 +207,9 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 }
 
 func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
-	at := "the end of the log"
-	if doc.AtOffset != nil {
-		at = fmt.Sprintf("offset %d", *doc.AtOffset)
-	}
 	for _, p := range doc.Partitions {
 		fmt.Fprintf(w, "Partition %d: state at %s (next offset %d, %d records replayed, Kafka %s rules)\n",
-			p.Partition, at, p.NextOffset, p.Records, doc.KafkaVersion)
+			p.Partition, positionLabel(p.Position), p.NextOffset, p.Records, doc.KafkaVersion)
 		names := map[string]string{}
 		for _, t := range p.TopicNames {
 			names[t.TopicID] = t.Name
@@ -481,6 +488,9 @@ func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 	js.raw("{\n")
 	js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 	js.field(1, "atOffset", doc.AtOffset, true)
+	if doc.AtTime != nil {
+		js.field(1, "atTime", doc.AtTime, true)
+	}
 	js.raw(indent(1) + `"partitions": [`)
 	for i := range doc.Partitions {
 		p := &doc.Partitions[i]
@@ -488,6 +498,9 @@ func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 		js.raw("{\n")
 		js.field(3, "partition", p.Partition, true)
 		js.field(3, "nextOffset", p.NextOffset, true)
+		if p.Position != nil {
+			js.field(3, "position", p.Position, true)
+		}
 		js.field(3, "recordsReplayed", p.Records, true)
 		if len(p.TopicNames) > 0 {
 			js.field(3, "topicNames", p.TopicNames, true)

@@ -110,6 +110,10 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 		if oerr != nil {
 			continue
 		}
+		if first == next {
+			fmt.Fprintf(stdout, "partition %d: no record in the log (empty; next offset %d, was %d before this import)\n", p, next, before[p])
+			continue
+		}
 		fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d, was %d before this import)\n", p, first, next-1, next, before[p])
 	}
 	rate := 0.0

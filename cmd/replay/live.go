@@ -17,6 +17,7 @@ import (
 	saslplain "github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/live"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
@@ -39,10 +40,14 @@ type liveFlags struct {
 	interval     time.Duration
 }
 
-func (f *liveFlags) register(cmd *cobra.Command) {
+func (f *liveFlags) register(cmd *cobra.Command) { f.registerAs(cmd, "topic") }
+
+// registerAs registers the flags with the source topic's flag named topicFlag: commands whose
+// --topic selects a group's topics call it --offsets-topic.
+func (f *liveFlags) registerAs(cmd *cobra.Command, topicFlag string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.bootstrap, "bootstrap-server", "", "read __consumer_offsets from this running Kafka cluster (HOST:PORT[,HOST:PORT...]) instead of files")
-	fl.StringVar(&f.topic, "topic", live.DefaultTopic, "with --bootstrap-server: the topic to read")
+	fl.StringVar(&f.topic, topicFlag, live.DefaultTopic, "with --bootstrap-server: the topic to read")
 	fl.BoolVar(&f.tls, "tls", false, "with --bootstrap-server: connect with TLS (implied by --tls-ca/--tls-cert)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CA certificates to trust (default: the system's)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM client certificate (with --tls-key) for mutual TLS")
@@ -134,6 +139,19 @@ func (f *liveFlags) clientOpts() ([]kgo.Opt, error) {
 	return opts, nil
 }
 
+// cluster connects coordlog's admin client (package cluster) with the same options.
+func (f *liveFlags) cluster() (*cluster.Client, error) {
+	opts, err := f.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", f.bootstrap, err)
+	}
+	return c, nil
+}
+
 // open connects to the cluster; the source's requests are bounded by ctx.
 func (f *liveFlags) open(ctx context.Context) (*source, *live.Source, error) {
 	opts, err := f.clientOpts()
@@ -148,31 +166,54 @@ func (f *liveFlags) open(ctx context.Context) (*source, *live.Source, error) {
 }
 
 // replayLive is replayInput for a live cluster: it replays the selected partitions up to their
-// high watermarks (or --at-offset).
+// high watermarks (or to where --at-offset / --at-time falls).
 func replayLive(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, stderr io.Writer) (*replayed, error) {
+	return replayLiveObserved(cmd, rf, lf, nil, stderr)
+}
+
+// replayLiveObserved is replayLive with an observer per partition (independent of one another).
+func replayLiveObserved(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+	return replayLiveWith(cmd, rf, lf, observer, true, stderr)
+}
+
+// replayLiveSequential is replayLive with observers that print as they go: one partition
+// after the other.
+func replayLiveSequential(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+	return replayLiveWith(cmd, rf, lf, observer, false, stderr)
+}
+
+// noFollow refuses --follow on the commands that print once.
+func (f *liveFlags) noFollow(cmd *cobra.Command) error {
+	if f.follow {
+		return usageError{fmt.Errorf("%s does not follow the log: --follow is for describe and import", cmd.Name())}
+	}
+	return nil
+}
+
+func replayLiveWith(cmd *cobra.Command, rf *replayFlags, lf *liveFlags, observer func(p int32) replay.Observer, parallel bool, stderr io.Writer) (*replayed, error) {
 	opts, _, err := rf.options()
 	if err != nil {
 		return nil, err
 	}
-	if lf.follow && rf.atOffset >= 0 {
-		return nil, usageError{errors.New("--follow and --at-offset exclude each other")}
+	at, err := rf.point()
+	if err != nil {
+		return nil, err
+	}
+	if lf.follow && !at.IsEnd() {
+		return nil, usageError{errors.New("--follow and --at-offset/--at-time exclude each other")}
+	}
+	if rf.fromSnapshot {
+		return nil, usageError{errors.New("--from-snapshot reads a coordlog database, not a live cluster")}
 	}
 	in, _, err := lf.open(cmd.Context())
 	if err != nil {
 		return nil, err
 	}
-	parts, err := input.SelectPartitions(in, rf.partitions)
+	r, err := replaySelected(cmd, in, rf, at, opts, observer, parallel, stderr)
 	if err != nil {
 		in.close()
-		return nil, usageError{err}
+		return nil, err
 	}
-	res, err := replay.ReplaySource(cmd.Context(), in, parts, rf.until(), opts, 0)
-	if err != nil {
-		in.close()
-		return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
-	}
-	r := &replayed{in: in, opts: opts, results: res}
-	r.printViolations(stderr)
 	return r, nil
 }
 

@@ -2,85 +2,155 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay/query"
 )
 
 type offsetsFlags struct {
 	replayFlags
-	group  string
-	format string
+	group           string
+	topics          []string
+	topicPartitions []string
+	format          string
+	output          string
+	live            liveFlags
+}
+
+func (f *offsetsFlags) registerSelection(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.group, "group", "", "only this group")
+	fl.StringSliceVar(&f.topics, "topic", nil, "only offsets of this topic (repeatable)")
+	fl.StringArrayVar(&f.topicPartitions, "topic-partition", nil, "only offsets of this partition of a topic: TOPIC:P[,P...] (repeatable; --partition selects __consumer_offsets partitions)")
+}
+
+func (f *offsetsFlags) filter() (query.OffsetFilter, error) {
+	tps, err := query.ParseTopicPartitions(f.topicPartitions)
+	if err != nil {
+		return query.OffsetFilter{}, usageError{err}
+	}
+	flt := query.OffsetFilter{TopicPartitions: tps}
+	if len(f.topics) > 0 {
+		flt.Topics = map[string]bool{}
+		for _, t := range f.topics {
+			flt.Topics[t] = true
+		}
+	}
+	return flt, nil
 }
 
 func newOffsetsCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f offsetsFlags
 	cmd := &cobra.Command{
-		Use:   "offsets <segments-dir|db>",
+		Use:   "offsets <segments-dir|db> | --bootstrap-server HOST:PORT",
 		Short: "Committed offsets, with the record that wrote each, and open transactional offsets",
 		Long: `offsets replays the log and lists every committed offset with the log offset of the record that
 wrote it and its commit time, then the offsets of transactions still open at that point
 (pending: written by a producer whose COMMIT or ABORT marker has not been replayed), by producer
-id. --at-offset shows them as they were after that offset.`,
-		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
+id. --at-offset and --at-time show them as they were then.
+
+--topic and --topic-partition select partitions of the groups' topics (--partition selects
+__consumer_offsets partitions, as everywhere). With --bootstrap-server the log is read from the
+cluster and each offset is shown with its partition's log end offset and the lag, as
+kafka-consumer-groups --describe prints them.
+
+--format csv writes the committed offsets exactly as kafka-consumer-groups --reset-offsets
+--from-file reads them (topic,partition,offset for one group; group,topic,partition,offset for
+several) and prints on stderr the kafka-consumer-groups (or kafka-streams-groups) command line
+that applies the file. "offsets restore" applies them itself, with a preview and a read-back.`,
+		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runOffsets(cmd, args[0], &f, stdout, stderr)
+			path := ""
+			if !f.live.set() {
+				path = args[0]
+			}
+			return runOffsets(cmd, path, &f, stdout, stderr)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
-	cmd.Flags().StringVar(&f.group, "group", "", "only this group")
-	cmd.Flags().StringVar(&f.format, "format", "table", "table or json")
+	f.registerSelection(cmd)
+	cmd.Flags().StringVar(&f.format, "format", "table", "table, json or csv (kafka-consumer-groups --reset-offsets --from-file)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "with --format csv: write the file here (default: stdout) and name it in the printed command")
+	f.live.registerAs(cmd, "offsets-topic")
+	cmd.AddCommand(newRestoreCmd(stdout, stderr))
 	return cmd
 }
 
 type offsetsDoc struct {
 	KafkaVersion string           `json:"kafkaVersion"`
 	AtOffset     *int64           `json:"atOffset"`
+	AtTime       *string          `json:"atTime,omitempty"`
 	Partitions   []offsetsPartDoc `json:"partitions"`
 }
 
 type offsetsPartDoc struct {
 	Partition           int32                           `json:"partition"`
 	NextOffset          int64                           `json:"nextOffset"`
+	Position            *query.Position                 `json:"position,omitempty"`
 	Offsets             []groupstate.CommittedOffset    `json:"offsets"`
 	PendingTransactions []groupstate.PendingTransaction `json:"pendingTransactions"`
 }
 
-func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr io.Writer) error {
-	if f.format != "table" && f.format != "json" {
-		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
+// readOffsets replays the input (or the cluster) and checks --group: the state the offsets
+// commands read.
+func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Writer) (*replayed, error) {
+	var r *replayed
+	var err error
+	if f.live.set() {
+		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
+	} else {
+		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
 	}
-	r, err := replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if f.group != "" {
+		if err := groupExists(r, f.group); err != nil {
+			r.close()
+			var ue *query.UnknownGroupError
+			if len(f.partitions) > 0 && errors.As(err, &ue) {
+				return nil, fmt.Errorf("%w (only __consumer_offsets partition(s) %s were read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, intsLabel(f.partitions))
+			}
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr io.Writer) error {
+	if err := f.live.noFollow(cmd); err != nil {
+		return err
+	}
+	switch f.format {
+	case "table", "json", "csv":
+	default:
+		return usageError{fmt.Errorf("--format must be table, json or csv, not %q", f.format)}
+	}
+	if f.output != "" && f.format != "csv" {
+		return usageError{errors.New("--output goes with --format csv")}
+	}
+	flt, err := f.filter()
+	if err != nil {
+		return err
+	}
+	r, err := readOffsets(cmd, path, f, stderr)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	doc := offsetsDoc{KafkaVersion: r.opts.Version.String(), Partitions: []offsetsPartDoc{}}
-	if f.atOffset >= 0 {
-		doc.AtOffset = &f.atOffset
-	}
-	for _, res := range r.results {
-		st := res.Engine.State()
-		pd := offsetsPartDoc{Partition: res.Engine.Partition(), NextOffset: res.Engine.NextOffset(),
-			PendingTransactions: []groupstate.PendingTransaction{}}
-		for _, pt := range st.PendingTransactions() {
-			var keep []groupstate.CommittedOffset
-			for _, o := range pt.Offsets {
-				if f.group == "" || o.GroupID == f.group {
-					keep = append(keep, o)
-				}
-			}
-			if len(keep) > 0 {
-				pd.PendingTransactions = append(pd.PendingTransactions, groupstate.PendingTransaction{ProducerID: pt.ProducerID, Offsets: keep})
-			}
-		}
-		doc.Partitions = append(doc.Partitions, pd)
-	}
+	keep := func(o groupstate.CommittedOffset) bool { return flt.Keep(o.Topic, o.Partition) }
 	// Committed offsets are read from the state one group at a time while printing, so that
 	// millions of them print in bounded memory.
 	groupsOf := func(i int) []string {
@@ -89,6 +159,56 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		}
 		return r.results[i].Engine.State().OffsetGroupIDs()
 	}
+	offsetsOf := func(i int, g string) []groupstate.CommittedOffset {
+		offs := r.results[i].Engine.State().Offsets(g)
+		if flt.Empty() {
+			return offs
+		}
+		return slices.DeleteFunc(offs, func(o groupstate.CommittedOffset) bool { return !keep(o) })
+	}
+	if !flt.Empty() {
+		var all []groupstate.CommittedOffset
+		for i := range r.results {
+			for _, g := range groupsOf(i) {
+				all = append(all, r.results[i].Engine.State().Offsets(g)...)
+			}
+		}
+		for _, m := range flt.Missing(all) {
+			fmt.Fprintf(stderr, "note: no committed offset of %s in the selection\n", m)
+		}
+	}
+	if f.format == "csv" {
+		return writeOffsetsCSV(r, f, groupsOf, offsetsOf, stdout, stderr)
+	}
+	lagOn := f.live.set() && r.at.IsEnd()
+	var logs cluster.TopicLogs
+	if lagOn {
+		if logs, err = liveLogs(cmd, &f.live, r, groupsOf, offsetsOf); err != nil {
+			return err
+		}
+	}
+	doc := offsetsDoc{KafkaVersion: r.opts.Version.String(), Partitions: []offsetsPartDoc{}}
+	doc.AtOffset, doc.AtTime = pointDoc(r.at)
+	for i, res := range r.results {
+		st := res.Engine.State()
+		pd := offsetsPartDoc{Partition: res.Engine.Partition(), NextOffset: res.Engine.NextOffset(),
+			PendingTransactions: []groupstate.PendingTransaction{}}
+		if pos := r.position(i); pos != nil && !pos.AtEnd() {
+			pd.Position = pos
+		}
+		for _, pt := range st.PendingTransactions() {
+			var kept []groupstate.CommittedOffset
+			for _, o := range pt.Offsets {
+				if (f.group == "" || o.GroupID == f.group) && keep(o) {
+					kept = append(kept, o)
+				}
+			}
+			if len(kept) > 0 {
+				pd.PendingTransactions = append(pd.PendingTransactions, groupstate.PendingTransaction{ProducerID: pt.ProducerID, Offsets: kept})
+			}
+		}
+		doc.Partitions = append(doc.Partitions, pd)
+	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
@@ -96,17 +216,31 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		js.raw("{\n")
 		js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 		js.field(1, "atOffset", doc.AtOffset, true)
+		if doc.AtTime != nil {
+			js.field(1, "atTime", doc.AtTime, true)
+		}
 		js.raw(indent(1) + `"partitions": [`)
 		for i, p := range doc.Partitions {
-			st := r.results[i].Engine.State()
 			js.sep(i, 2)
 			js.raw("{\n")
 			js.field(3, "partition", p.Partition, true)
 			js.field(3, "nextOffset", p.NextOffset, true)
+			if p.Position != nil {
+				js.field(3, "position", p.Position, true)
+			}
 			js.raw(indent(3) + `"offsets": [`)
 			n := 0
 			for _, g := range groupsOf(i) {
-				for _, o := range st.Offsets(g) {
+				offs := offsetsOf(i, g)
+				if lagOn {
+					for _, row := range cluster.Lag(offs, logs) {
+						js.sep(n, 4)
+						js.value(4, row)
+						n++
+					}
+					continue
+				}
+				for _, o := range offs {
 					js.sep(n, 4)
 					js.value(4, o)
 					n++
@@ -121,30 +255,158 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		return js.err
 	}
 	for i, p := range doc.Partitions {
-		st := r.results[i].Engine.State()
 		total := 0
 		for _, g := range groupsOf(i) {
-			total += len(st.Offsets(g))
+			total += len(offsetsOf(i, g))
 		}
-		fmt.Fprintf(out, "Partition %d (next offset %d): %d committed offsets\n", p.Partition, p.NextOffset, total)
+		at := ""
+		if p.Position != nil {
+			at = " at " + positionLabel(p.Position)
+		}
+		fmt.Fprintf(out, "Partition %d%s (next offset %d): %d committed offsets\n", p.Partition, at, p.NextOffset, total)
 		if total > 0 {
-			t := tw(out)
-			fmt.Fprintln(t, offsetsHeader)
-			rows := 0
-			for _, g := range groupsOf(i) {
-				for _, o := range st.Offsets(g) {
-					offsetRow(t, o)
-					if rows++; rows%10000 == 0 {
-						t.Flush() // columns align within each block of rows: memory stays bounded
+			if lagOn {
+				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs)
+			} else {
+				t := tw(out)
+				fmt.Fprintln(t, offsetsHeader)
+				rows := 0
+				for _, g := range groupsOf(i) {
+					for _, o := range offsetsOf(i, g) {
+						offsetRow(t, o)
+						if rows++; rows%10000 == 0 {
+							t.Flush() // columns align within each block of rows: memory stays bounded
+						}
 					}
 				}
+				t.Flush()
 			}
-			t.Flush()
 		}
 		for _, pt := range p.PendingTransactions {
 			fmt.Fprintf(out, "Open transaction of producer %d: %d pending offsets (not committed)\n", pt.ProducerID, len(pt.Offsets))
 			printOffsetsWithTime(out, pt.Offsets)
 		}
+	}
+	if f.live.set() && !r.at.IsEnd() {
+		fmt.Fprintln(stderr, "note: no lag: the offsets are those of a point in the past, the log end offsets those of now")
+	}
+	return nil
+}
+
+// liveLogs reads the log end offsets of every topic the selected offsets name.
+func liveLogs(cmd *cobra.Command, lf *liveFlags, r *replayed, groupsOf func(int) []string, offsetsOf func(int, string) []groupstate.CommittedOffset) (cluster.TopicLogs, error) {
+	var topics []string
+	for i := range r.results {
+		for _, g := range groupsOf(i) {
+			topics = append(topics, cluster.Topics(offsetsOf(i, g))...)
+		}
+	}
+	slices.Sort(topics)
+	c, err := lf.cluster()
+	if err != nil {
+		return cluster.TopicLogs{}, err
+	}
+	defer c.Close()
+	logs, err := c.LogOffsets(cmd.Context(), slices.Compact(topics))
+	if err != nil {
+		return logs, fmt.Errorf("log end offsets from %s: %w", lf.bootstrap, err)
+	}
+	return logs, nil
+}
+
+func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs) {
+	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET")
+	for _, g := range groups {
+		for _, row := range cluster.Lag(offsetsOf(g), logs) {
+			end, lag := "-", "-"
+			if row.LogEnd != nil {
+				end, lag = strconv.FormatInt(*row.LogEnd, 10), strconv.FormatInt(*row.Lag, 10)
+			}
+			t.add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
+				strconv.Itoa(int(row.LeaderEpoch)), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
+		}
+	}
+	t.write(w)
+	for _, g := range groups {
+		for _, row := range cluster.Lag(offsetsOf(g), logs) {
+			if row.Missing != "" {
+				fmt.Fprintf(w, "  %s %s:%d: %s\n", row.GroupID, row.Topic, row.Partition, row.Missing)
+			}
+		}
+	}
+}
+
+// writeOffsetsCSV writes the selected committed offsets as kafka-consumer-groups --from-file
+// reads them, and the command line that applies them on stderr.
+func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, offsetsOf func(int, string) []groupstate.CommittedOffset, stdout, stderr io.Writer) error {
+	var all []groupstate.CommittedOffset
+	types := map[string]groupstate.GroupType{}
+	pending := 0
+	for i, res := range r.results {
+		st := res.Engine.State()
+		for _, g := range groupsOf(i) {
+			offs := offsetsOf(i, g)
+			if len(offs) == 0 {
+				continue
+			}
+			all = append(all, offs...)
+			t, ok := st.GroupType(g)
+			if !ok {
+				t = groupstate.GroupTypeClassic // offsets of a deleted group: a simple group again
+			}
+			types[g] = t
+		}
+		for _, pt := range st.PendingTransactions() {
+			for _, o := range pt.Offsets {
+				if f.group == "" || o.GroupID == f.group {
+					pending++
+				}
+			}
+		}
+	}
+	if len(all) == 0 {
+		return errors.New("no committed offsets to write (nothing in the selection)")
+	}
+	slices.SortFunc(all, func(a, b groupstate.CommittedOffset) int {
+		if c := strings.Compare(a.GroupID, b.GroupID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	w, file := stdout, "FILE"
+	if f.output != "" {
+		fh, err := os.Create(f.output)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		w, file = fh, f.output
+	}
+	if err := query.WriteResetCSV(w, all, len(types) > 1); err != nil {
+		return err
+	}
+	if f.output != "" {
+		if err := w.(*os.File).Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d offsets of %d group(s) to %s\n", len(all), len(types), f.output)
+	}
+	bootstrap := f.live.bootstrap
+	if bootstrap == "" {
+		bootstrap = "HOST:PORT"
+	}
+	fmt.Fprintln(stderr, "# apply with Kafka's own tool (dry run first; then --execute in place of --dry-run, while the group has no members):")
+	for _, c := range query.ResetCommands(types, bootstrap, file) {
+		fmt.Fprintln(stderr, c.Line())
+		if c.Warning != "" {
+			fmt.Fprintln(stderr, "# note:", c.Warning)
+		}
+	}
+	if pending > 0 {
+		fmt.Fprintf(stderr, "# note: %d offset(s) pending in open transactions are not committed and not in the file\n", pending)
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
@@ -85,14 +84,15 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 		return err
 	}
 	defer l.Close()
-	parts, err := input.SelectPartitions(l, f.partitions)
+	_, positions, err := f.positionsOn(cmd, l, stderr)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	var docs []restartDoc
 	differ := 0
-	for _, p := range parts {
-		rec, err := recovery.RecoverTo(cmd.Context(), l, store, p, recoveryOptions(opts), f.until())
+	for _, pos := range positions {
+		p := pos.Partition
+		rec, err := recovery.RecoverTo(cmd.Context(), l, store, p, recoveryOptions(opts), pos.Until)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 		if f.compareFull {
 			start := time.Now()
 			full := replay.New(p, opts)
-			if err := full.Run(cmd.Context(), l, f.until()); err != nil {
+			if err := full.Run(cmd.Context(), l, pos.Until); err != nil {
 				return fmt.Errorf("partition %d: full replay: %w", p, err)
 			}
 			t := ms(time.Since(start))

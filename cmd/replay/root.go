@@ -63,6 +63,7 @@ imports segments into the Pebble log, and rebuilds group coordinator state by re
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
+	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
 	return root

@@ -102,16 +102,16 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		return err
 	}
 	defer l.Close()
-	parts, err := input.SelectPartitions(l, f.partitions)
+	_, positions, err := f.positionsOn(cmd, l, stderr)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	now := func() int64 { return time.Now().UnixMilli() }
 	if f.noTimestamp {
 		now = func() int64 { return 0 }
 	}
-	until := f.until()
-	for _, p := range parts {
+	for _, pos := range positions {
+		p, until := pos.Partition, pos.Until
 		start := time.Now()
 		// Bring the state up to date from the newest snapshot, writing periodic snapshots
 		// on the way when asked.
@@ -307,19 +307,20 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 	if err != nil {
 		return nil, err
 	}
-	parts, err := input.SelectPartitions(in, f.partitions)
+	at, positions, err := f.positionsOn(cmd, in, stderr)
 	if err != nil {
 		in.close()
-		return nil, usageError{err}
+		return nil, err
 	}
 	store, err := snapshot.OpenStore(snapshotDir(path), snapshot.Options{})
 	if err != nil {
 		in.close()
 		return nil, err
 	}
-	r := &replayed{in: in, opts: opts}
-	for _, p := range parts {
-		rec, err := recovery.RecoverTo(cmd.Context(), in, store, p, recoveryOptions(opts), f.until())
+	r := &replayed{in: in, opts: opts, at: at, positions: positions}
+	for _, pos := range positions {
+		p := pos.Partition
+		rec, err := recovery.RecoverTo(cmd.Context(), in, store, p, recoveryOptions(opts), pos.Until)
 		if err != nil {
 			in.close()
 			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)

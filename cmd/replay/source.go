@@ -6,15 +6,25 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
+	"github.com/coordlog/coordlog/eventlog/segment"
 )
 
 // source is an opened log as the commands use it: a directory or database (eventlog/input)
 // or a live cluster (live.go).
 type source struct {
 	eventlog.Source
-	path   string
-	report *eventlog.Report // segment sources only
-	close  func() error
+	path     string
+	report   *eventlog.Report // segment sources only
+	segments *segment.Reader  // segment sources only
+	close    func() error
+}
+
+// segmentFiles lists partition p's segment files (none for a database or a live cluster).
+func (in *source) segmentFiles(p int32) []string {
+	if in.segments == nil {
+		return nil
+	}
+	return in.segments.Files(p)
 }
 
 // openInput opens path as a coordlog database when it holds one, otherwise as Kafka segments.
@@ -23,7 +33,7 @@ func openInput(path string, mode eventlog.Mode) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &source{Source: in, path: in.Path, report: in.Report(), close: in.Close}, nil
+	return &source{Source: in, path: in.Path, report: in.Report(), segments: in.Segments, close: in.Close}, nil
 }
 
 // printReport writes the warnings and, in forensic mode, the problems of a segment input.

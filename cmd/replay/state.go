@@ -3,22 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/eventlog"
-	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/query"
 	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 // replayFlags are shared by the commands that rebuild state.
 type replayFlags struct {
 	partitions   []int32
-	atOffset     int64
+	pointFlags   // --at-offset, --at-time (point.go)
 	kafkaVersion string
 	forensic     bool
 	layout       string
@@ -28,7 +27,7 @@ type replayFlags struct {
 func (f *replayFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
-	fl.Int64Var(&f.atOffset, "at-offset", -1, "the state after the record at this offset (and every earlier one); default: the end of the log")
+	f.pointFlags.register(cmd)
 	fl.StringVar(&f.kafkaVersion, "kafka-version", groupstate.DefaultKafkaVersion.String(), "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4")
 	fl.BoolVar(&f.forensic, "forensic", false, "record violations and damaged input and continue, instead of stopping at the first")
 	fl.StringVar(&f.layout, "layout", "", "record layout of ids that changed between releases (4.1+, 4.0, 3.9, streams-preview); default: the one of --kafka-version")
@@ -54,24 +53,53 @@ func (f *replayFlags) options() (replay.Options, eventlog.Mode, error) {
 	return opts, mode, nil
 }
 
-// until converts --at-offset into the exclusive bound of replay.
-func (f *replayFlags) until() int64 {
-	if f.atOffset < 0 {
-		return math.MaxInt64
-	}
-	return f.atOffset + 1
-}
-
 // replayed is the state of every selected partition.
 type replayed struct {
 	in      *source
 	results []replay.Result
 	opts    replay.Options
+	// at is the point asked for; positions (parallel to results) where it fell in each
+	// partition.
+	at        query.Point
+	positions []query.Position
 }
 
-// replayInput opens path and replays the selected partitions. Violations stop strict mode
-// with the engine's message; in forensic mode they are printed to stderr with the summary.
+// position returns where the point fell in the i-th partition.
+func (r *replayed) position(i int) *query.Position {
+	if i < len(r.positions) {
+		return &r.positions[i]
+	}
+	return nil
+}
+
+// states returns the replayed partitions as the queries read them.
+func (r *replayed) states(activity []*query.Activity) []query.PartitionState {
+	out := make([]query.PartitionState, len(r.results))
+	for i, res := range r.results {
+		out[i] = query.PartitionState{Partition: res.Engine.Partition(), View: res.Engine.State()}
+		if i < len(activity) {
+			out[i].Activity = activity[i]
+		}
+	}
+	return out
+}
+
+// replayInput opens path and replays the selected partitions, each up to where the point
+// (--at-offset, --at-time) falls in it. Violations stop strict mode with the engine's message;
+// in forensic mode they are printed to stderr with the summary. With observer, partitions
+// replay one after the other (observers such as timeline print as they go); see
+// replayInputParallel for observers that are independent per partition.
 func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+	return replayInputWith(cmd, path, f, observer, false, stderr)
+}
+
+// replayInputParallel is replayInput with observers that keep to their own partition, so that
+// partitions replay in parallel.
+func replayInputParallel(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+	return replayInputWith(cmd, path, f, observer, true, stderr)
+}
+
+func replayInputWith(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, parallel bool, stderr io.Writer) (*replayed, error) {
 	if f.fromSnapshot && observer == nil {
 		return recoverInput(cmd, path, f, stderr)
 	}
@@ -79,41 +107,55 @@ func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(
 	if err != nil {
 		return nil, err
 	}
+	at, err := f.point()
+	if err != nil {
+		return nil, err
+	}
 	in, err := openInput(path, mode)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := input.SelectPartitions(in, f.partitions)
+	r, err := replaySelected(cmd, in, f, at, opts, observer, parallel, stderr)
 	if err != nil {
 		in.close()
-		return nil, usageError{err}
+		return nil, err
 	}
-	r := &replayed{in: in, opts: opts}
-	until := f.until()
-	if observer == nil {
+	return r, nil
+}
+
+// replaySelected replays the selected partitions of an opened input (files, database or live
+// cluster) up to the point.
+func replaySelected(cmd *cobra.Command, in *source, f *replayFlags, at query.Point, opts replay.Options, observer func(p int32) replay.Observer, parallel bool, stderr io.Writer) (*replayed, error) {
+	parts, err := selectFor(in, f.partitions, at)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := resolve(cmd, in, parts, at, stderr)
+	if err != nil {
+		in.printReport(stderr)
+		return nil, err
+	}
+	r := &replayed{in: in, opts: opts, at: at, positions: pos}
+	if observer == nil || parallel {
 		// Partitions are independent: replay them in parallel.
-		res, err := replay.ReplaySource(cmd.Context(), in, parts, until, opts, 0)
+		res, err := replay.ReplayCuts(cmd.Context(), in, query.Cuts(pos, observer), opts, 0)
 		in.printReport(stderr)
 		if err != nil {
-			in.close()
 			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
 		}
 		r.results = res
 		r.printViolations(stderr)
 		return r, nil
 	}
-	for _, p := range parts {
+	for _, p := range pos {
 		o := opts
-		if observer != nil {
-			o.Observer = observer(p)
-		}
-		e := replay.New(p, o)
-		err := e.Run(cmd.Context(), in, until)
+		o.Observer = observer(p.Partition)
+		e := replay.New(p.Partition, o)
+		err := e.Run(cmd.Context(), in, p.Until)
 		r.results = append(r.results, replay.Result{Engine: e, Err: err})
 		if err != nil {
 			in.printReport(stderr)
-			in.close()
-			return nil, fmt.Errorf("partition %d: %w (use --forensic to record it and continue)", p, err)
+			return nil, fmt.Errorf("partition %d: %w (use --forensic to record it and continue)", p.Partition, err)
 		}
 	}
 	in.printReport(stderr)

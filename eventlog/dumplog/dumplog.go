@@ -3,7 +3,8 @@
 //
 // # Text format
 //
-// Per segment file, "Dumping <file>" and "Log starting offset: <base>"; per batch one header
+// Per segment file (an empty one too, when the printer knows the files), "Dumping <file>" and
+// "Log starting offset: <base>"; per batch one header
 // line (magic 2: "baseOffset: ... deleteHorizonMs: ..."; legacy: "offset: <last>") ending in
 // "position: ... size: ... magic: ... compresscodec: ... crc: ... isvalid: true"; per record
 // one "| offset: ..." line with the key and payload as recordcodec's dump-log JSON, or
@@ -63,9 +64,27 @@ func DecodeBatch(d recordcodec.Decoder, b *eventlog.Batch, dst []Entry) []Entry 
 // TextPrinter writes kafka-dump-log text. It remembers the current segment file so that each
 // file gets its "Dumping" lines once.
 type TextPrinter struct {
-	W    io.Writer
-	file string
-	line []byte
+	W io.Writer
+	// Files, when set, are the segment files being printed, in order: a file without a batch
+	// (an empty segment) still gets its "Dumping" and "Log starting offset" lines, as
+	// DumpLogSegments prints them, when the next file's first batch or Finish comes.
+	Files []string
+	next  int // Files[next:] have not been announced
+	file  string
+	line  []byte
+}
+
+// SetFiles starts a new list of files (the next partition's).
+func (p *TextPrinter) SetFiles(files []string) { p.Files, p.next = files, 0 }
+
+// Finish announces the files of Files no batch came from after the last one printed.
+func (p *TextPrinter) Finish() error {
+	p.line = p.line[:0]
+	for ; p.next < len(p.Files); p.next++ {
+		p.announce(p.Files[p.next])
+	}
+	_, err := p.W.Write(p.line)
+	return err
 }
 
 func timestampLabel(b *eventlog.Batch) string {
@@ -87,24 +106,32 @@ func incrementSequence(seq int32, inc int32) int32 {
 	return seq + inc
 }
 
-// recordTimestamp is what Kafka reports for a record: the batch's max timestamp under
-// LogAppendTime, no timestamp on magic 0.
-func recordTimestamp(b *eventlog.Batch, r *eventlog.Record) int64 {
-	switch {
-	case b.Magic == 0:
-		return -1
-	case b.Attributes.TimestampType() == eventlog.LogAppendTime:
-		return b.MaxTimestamp
-	}
-	return r.Timestamp
-}
-
 // Header prints the "Dumping" lines when b comes from a file other than the previous batch's.
 func (p *TextPrinter) header(b *eventlog.Batch) {
 	if b.Origin.File == p.file {
 		return
 	}
-	p.file = b.Origin.File
+	if i := indexOf(p.Files[p.next:], b.Origin.File); i >= 0 {
+		for _, f := range p.Files[p.next : p.next+i] {
+			p.announce(f) // empty segments before this one
+		}
+		p.next += i + 1
+	}
+	p.announce(b.Origin.File)
+}
+
+func indexOf(files []string, f string) int {
+	for i, g := range files {
+		if g == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// announce prints a file's "Dumping" and "Log starting offset" lines.
+func (p *TextPrinter) announce(file string) {
+	p.file = file
 	p.line = append(p.line, "Dumping "...)
 	p.line = append(p.line, p.file...)
 	p.line = append(p.line, '\n')
@@ -163,7 +190,7 @@ func (p *TextPrinter) appendRecord(l []byte, b *eventlog.Batch, e *Entry) []byte
 	if r.Value != nil {
 		valueSize = len(r.Value)
 	}
-	l = fmt.Appendf(l, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, timestampLabel(b), recordTimestamp(b, r), keySize, valueSize)
+	l = fmt.Appendf(l, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, timestampLabel(b), b.RecordTimestamp(r), keySize, valueSize)
 	if b.Magic >= 2 {
 		seq := int32(-1)
 		if b.BaseSequence >= 0 {

@@ -59,7 +59,7 @@ func appendJSONL(l []byte, b *eventlog.Batch, e *Entry) []byte {
 	l = append(l, `,"offset":`...)
 	l = strconv.AppendInt(l, r.Offset, 10)
 	l = append(l, `,"timestamp":`...)
-	l = strconv.AppendInt(l, recordTimestamp(b, r), 10)
+	l = strconv.AppendInt(l, b.RecordTimestamp(r), 10)
 	l = append(l, `,"batch":{"baseOffset":`...)
 	l = strconv.AppendInt(l, b.BaseOffset, 10)
 	l = append(l, `,"lastOffset":`...)

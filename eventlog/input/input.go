@@ -9,8 +9,9 @@
 // A directory is a coordlog database when it holds Pebble's CURRENT file or a MANIFEST-N file
 // (IsDatabase). Otherwise it is read as Kafka segments (segment.Open): a partition directory
 // when it holds segment files itself, else a log directory whose __consumer_offsets-N
-// subdirectories are the partitions. Anything else (a file, a directory with neither) is an error that says what to
-// give instead.
+// subdirectories are the partitions. A file ending in .log is one segment (segment.OpenFile),
+// as kafka-dump-log --files takes it. Anything else (another file, a directory with neither, a
+// partition directory of another topic) is an error that says what to give instead.
 package input
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
@@ -35,6 +37,8 @@ const (
 	LogDir
 	// Database is a coordlog Pebble database.
 	Database
+	// SegmentFile is one .log segment file (as kafka-dump-log --files takes it).
+	SegmentFile
 )
 
 func (k Kind) String() string {
@@ -45,6 +49,8 @@ func (k Kind) String() string {
 		return "log directory"
 	case Database:
 		return "coordlog database"
+	case SegmentFile:
+		return "segment file"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -107,7 +113,14 @@ func Open(path string, mode eventlog.Mode) (*Input, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory: give a __consumer_offsets-N directory, a log directory or a coordlog database", path)
+		if !strings.HasSuffix(path, ".log") {
+			return nil, fmt.Errorf("%s is not a directory: give a __consumer_offsets-N directory, a log directory, a coordlog database or one .log segment file", path)
+		}
+		r, err := segment.OpenFile(path, segment.Options{Mode: mode})
+		if err != nil {
+			return nil, err
+		}
+		return &Input{Source: r, Path: path, Kind: SegmentFile, Segments: r}, nil
 	}
 	if IsDatabase(path) {
 		l, err := pebblelog.Open(path, nil)

@@ -50,8 +50,72 @@ func TestOpenTellsKindsApart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	_, err = Open(file, eventlog.Strict)
-	require.ErrorContains(t, err, "is not a directory: give a __consumer_offsets-N directory, a log directory or a coordlog database")
+	require.ErrorContains(t, err, "is not a directory: give a __consumer_offsets-N directory, a log directory, a coordlog database or one .log segment file")
 	_, err = Open(t.TempDir(), eventlog.Strict)
 	require.ErrorContains(t, err, "no .log files and no __consumer_offsets-N directories")
 	require.False(t, IsDatabase(t.TempDir()))
+}
+
+// copyPartition copies the .log files of a recording's partition into dir.
+func copyPartition(t *testing.T, scenario, dir string) {
+	t.Helper()
+	src := filepath.Join(testcorpus.Recordings(), scenario, "__consumer_offsets-0")
+	logs, _ := filepath.Glob(filepath.Join(src, "*.log"))
+	require.NotEmpty(t, logs)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644))
+	}
+}
+
+// What users point coordlog at besides the usual: one segment file (as kafka-dump-log --files
+// takes it), a log directory whose own name ends in -N with a broker's server.log beside the
+// partitions, another topic's partition directory.
+func TestOpenEdgeCases(t *testing.T) {
+	root := t.TempDir()
+	logDir := filepath.Join(root, "kafka-logs-1")
+	copyPartition(t, "classic", filepath.Join(logDir, "__consumer_offsets-3"))
+	require.NoError(t, os.WriteFile(filepath.Join(logDir, "server.log"), []byte("INFO started\n"), 0o644))
+	in, err := Open(logDir, eventlog.Strict)
+	require.NoError(t, err)
+	require.Equal(t, LogDir, in.Kind)
+	ps, _ := in.Partitions()
+	require.Equal(t, []int32{3}, ps, "a log directory, though its name ends in -1")
+	require.Equal(t, []string{filepath.Join(logDir, "server.log") + ": not a segment file (this is a log directory), ignored"}, in.Report().Warnings())
+
+	seg := filepath.Join(logDir, "__consumer_offsets-3", "00000000000000000000.log")
+	in, err = Open(seg, eventlog.Strict)
+	require.NoError(t, err)
+	require.Equal(t, SegmentFile, in.Kind)
+	ps, _ = in.Partitions()
+	require.Equal(t, []int32{3}, ps, "the partition of the file's directory")
+	first, next, err := in.Offsets(3)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), first)
+	require.Equal(t, int64(37), next)
+
+	loose := filepath.Join(root, "copy.log")
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(loose, b, 0o644))
+	in, err = Open(loose, eventlog.Strict)
+	require.NoError(t, err)
+	ps, _ = in.Partitions()
+	require.Equal(t, []int32{0}, ps)
+	require.Len(t, in.Report().Warnings(), 2, "neither the name nor the directory says base offset and partition: both said")
+
+	orders := filepath.Join(root, "orders-0")
+	copyPartition(t, "classic", orders)
+	_, err = Open(orders, eventlog.Strict)
+	require.EqualError(t, err, orders+` is a partition of topic "orders", not of __consumer_offsets: its records are not group coordinator records; give a __consumer_offsets-N directory (or the log directory that holds them)`)
+	_, err = Open(filepath.Join(orders, "00000000000000000000.log"), eventlog.Strict)
+	require.ErrorContains(t, err, `is a partition of topic "orders"`)
+
+	onlyLogs := filepath.Join(root, "logs")
+	require.NoError(t, os.MkdirAll(onlyLogs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(onlyLogs, "server.log"), nil, 0o644))
+	_, err = Open(onlyLogs, eventlog.Strict)
+	require.ErrorContains(t, err, "its .log files (server.log) are not segments")
 }

@@ -25,7 +25,8 @@ type ImportProgress struct {
 	Batches   int64
 }
 
-// Import copies every batch of src that the log does not hold yet into l. Per partition it
+// Import copies every batch of src that the log does not hold yet into l, and records the
+// partitions that have none (AddPartition), so that an empty partition is not lost. Per partition it
 // starts at l.NextOffset(p), so re-importing the same input adds nothing (idempotent) and an
 // interrupted import resumes where its last commit ended. Batches are committed in groups
 // (see Appender). When src returns an error (a strict-mode *eventlog.Problem, an I/O error),
@@ -48,6 +49,19 @@ func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions
 		total.Partition = p
 		if err := importPartition(ctx, src, l, p, opts, &total); err != nil {
 			return total, err
+		}
+		// A partition without a batch is still a partition of the input: record it, at the
+		// source's next offset, so that the log has as many partitions as the input.
+		if _, found, err := l.readMeta(p); err != nil {
+			return total, err
+		} else if !found {
+			_, next, err := src.Offsets(p)
+			if err != nil {
+				return total, fmt.Errorf("partition %d: %w", p, err)
+			}
+			if err := l.AddPartition(p, next); err != nil {
+				return total, err
+			}
 		}
 	}
 	return total, nil

@@ -177,6 +177,28 @@ func (l *Log) Offsets(p int32) (first, next int64, err error) {
 	return first, next, it.Err()
 }
 
+// AddPartition records partition p, with no batch, as ending at next: an empty partition of
+// the input (every record removed by retention, or never written) is a partition of the log
+// too, so that its readers see as many partitions as the input had. It does nothing when the
+// log already holds p.
+func (l *Log) AddPartition(p int32, next int64) error {
+	if p < 0 || next < 0 {
+		return fmt.Errorf("partition %d: bad partition or next offset %d", p, next)
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if _, found, err := l.readMeta(p); err != nil || found {
+		return err
+	}
+	if err := l.db.Set(metaKey(p), binary.BigEndian.AppendUint64([]byte{metaFormat}, uint64(next)), pebble.Sync); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.next[p] = next
+	l.mu.Unlock()
+	return nil
+}
+
 // Append appends one batch atomically and durably (one pebble batch, Sync).
 func (l *Log) Append(b *eventlog.Batch) error {
 	a := l.NewAppender()

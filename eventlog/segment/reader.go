@@ -62,11 +62,14 @@ var (
 	transientRE    = regexp.MustCompile(`\.(cleaned|swap|deleted)$`)
 )
 
-// Open scans path. If path holds segment files (NNNNNNNNNNNNNNNNNNNN.log), or any .log file
-// while its name ends in `-N`, it is one partition, numbered by that suffix; otherwise every
-// `__consumer_offsets-N` directory in it is a partition (and a .log file beside them, such as
-// a tool's own log, is reported and ignored). Transient .cleaned/.swap/.deleted files are
-// reported as warnings and ignored.
+// Open scans path. If path holds segment files (NNNNNNNNNNNNNNNNNNNN.log) it is one partition,
+// numbered by its name's `-N` suffix, and it must be a __consumer_offsets partition: a
+// directory of another topic (`orders-0`, `__transaction_state-3`) holds records that are not
+// coordinator records and is refused. A directory holding `__consumer_offsets-N` directories is
+// a log directory whose partitions they are, whatever its own name (`kafka-logs-1`); other
+// .log files beside them (a tool's `server.log`, `driver.log`) are reported and ignored. A
+// `__consumer_offsets-N` directory holding only such files is an empty partition. Transient
+// .cleaned/.swap/.deleted files are reported as warnings and ignored.
 func Open(path string, opts Options) (*Reader, error) {
 	if opts.MaxBatchBytes <= 0 {
 		opts.MaxBatchBytes = defaultMaxBatch
@@ -79,14 +82,27 @@ func Open(path string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	offsetsDirs := false
+	for _, e := range ents {
+		if e.IsDir() && offsetsDirRE.MatchString(e.Name()) {
+			offsetsDirs = true
+		}
+	}
 	m := partitionDirRE.FindStringSubmatch(filepath.Base(filepath.Clean(path)))
-	if segments || (len(otherLogs) > 0 && m != nil) {
+	if segments || (len(otherLogs) > 0 && m != nil && m[1] == offsetsTopic && !offsetsDirs) {
 		r.partitionDir = true
 		for _, name := range otherLogs {
 			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(path, name))
 		}
 		if m == nil {
 			return nil, fmt.Errorf("%s: holds .log files but its name does not end in -<partition>", path)
+		}
+		if err := offsetsPartition(path, m[1]); err != nil {
+			return nil, err
 		}
 		p, err := strconv.ParseInt(m[2], 10, 32)
 		if err != nil {
@@ -97,10 +113,6 @@ func Open(path string, opts Options) (*Reader, error) {
 	}
 	for _, name := range otherLogs {
 		r.report.Warn("%s: not a segment file (this is a log directory), ignored", filepath.Join(path, name))
-	}
-	ents, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
 	}
 	for _, e := range ents {
 		if !e.IsDir() {
@@ -128,8 +140,61 @@ func Open(path string, opts Options) (*Reader, error) {
 		r.parts[int32(p)] = files
 	}
 	if len(r.parts) == 0 {
+		if len(otherLogs) > 0 {
+			return nil, fmt.Errorf("%s: no segment files (NNNNNNNNNNNNNNNNNNNN.log) and no __consumer_offsets-N directories; its .log files (%s) are not segments", path, strings.Join(otherLogs, ", "))
+		}
 		return nil, fmt.Errorf("%s: no .log files and no __consumer_offsets-N directories", path)
 	}
+	return r, nil
+}
+
+const offsetsTopic = "__consumer_offsets"
+
+// offsetsPartition refuses a partition directory of another topic than __consumer_offsets.
+func offsetsPartition(path, topic string) error {
+	if topic == offsetsTopic {
+		return nil
+	}
+	return fmt.Errorf("%s is a partition of topic %q, not of %s: its records are not group coordinator records; give a %s-N directory (or the log directory that holds them)",
+		path, topic, offsetsTopic, offsetsTopic)
+}
+
+// OpenFile reads one segment file, as kafka-dump-log --files does: the partition is the one of
+// its directory's `__consumer_offsets-N` name, or 0 (said in a warning) when the directory does
+// not name one; a file in another topic's directory is refused.
+func OpenFile(path string, opts Options) (*Reader, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() || !strings.HasSuffix(path, ".log") {
+		return nil, fmt.Errorf("%s is not a .log segment file", path)
+	}
+	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}, partitionDir: true}
+	if r.opts.MaxBatchBytes <= 0 {
+		r.opts.MaxBatchBytes = defaultMaxBatch
+	}
+	if r.opts.MaxDecompressedBytes <= 0 {
+		r.opts.MaxDecompressedBytes = defaultMaxBatch
+	}
+	var base int64
+	if m := segmentRE.FindStringSubmatch(filepath.Base(path)); m != nil {
+		base, _ = strconv.ParseInt(m[1], 10, 64)
+	} else {
+		r.report.Warn("%s: not named by a 20-digit base offset: read from its first batch", path)
+	}
+	var part int64
+	dir := filepath.Base(filepath.Dir(filepath.Clean(path)))
+	if m := partitionDirRE.FindStringSubmatch(dir); m != nil && m[1] != offsetsTopic {
+		return nil, offsetsPartition(filepath.Dir(path), m[1])
+	} else if m != nil {
+		if part, err = strconv.ParseInt(m[2], 10, 32); err != nil {
+			return nil, fmt.Errorf("%s: partition number: %w", dir, err)
+		}
+	} else {
+		r.report.Warn("%s: its directory does not name a __consumer_offsets partition: read as partition 0", path)
+	}
+	r.parts[int32(part)] = []segFile{{path: path, base: base}}
 	return r, nil
 }
 

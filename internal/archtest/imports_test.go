@@ -54,8 +54,13 @@ var rules = map[string]rule{
 	"coordinator": {internal: []string{"recordcodec", "groupstate", "eventlog"},
 		testInternal: []string{"replay"},                                       // tests apply the decisions through an engine
 		external:     append([]string{"github.com/zeebo/xxh3"}, kafkaWire...)}, // Kafka's group metadata hash
+	// What coordlog asks of and does to a live cluster beyond reading __consumer_offsets (group
+	// descriptions, log end offsets, offset commits): on the model's values, through kadm.
+	"cluster": {internal: []string{"groupstate"}, external: append([]string{
+		"github.com/twmb/franz-go/pkg/kgo", "github.com/twmb/franz-go/pkg/kadm", "github.com/twmb/franz-go/pkg/kerr",
+	}, kafkaWire...)},
 	// Commands may use every library; no package imports a command, nor one command another.
-	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "coordinator"}, external: []string{""}, isolated: true},
+	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "coordinator", "cluster"}, external: []string{""}, isolated: true},
 	"fixtures": {},
 	"internal": {internal: []string{"internal"}},
 }

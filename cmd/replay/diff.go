@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/query"
+)
+
+type diffFlags struct {
+	replayFlags
+	since, until         string
+	fromOffset, toOffset []string
+	group                string
+	volatile             bool
+	exitCode             bool
+	format               string
+}
+
+func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f diffFlags
+	cmd := &cobra.Command{
+		Use:   "diff <segments-dir|db> [<segments-dir|db>] [--since T | --from-offset O] [--until T | --to-offset O]",
+		Short: "What changed between two points of one log, or between two logs: groups, members, epochs, assignments, offsets",
+		Long: `diff compares the coordinator state at two points and lists what changed, group by group:
+groups added, removed, or changed type or state; epochs and other group fields; members that
+joined or left, their epochs, states and assignments (current, pending revocation, target);
+committed offsets committed, moved (with the delta), deleted or changed; pending transactional
+offsets. Groups and offsets are matched by id, whatever partition they sit in.
+
+With one input the first point is --since (a time) or --from-offset (default: the start of the
+log, an empty state) and the second --until or --to-offset (default: the end). With two inputs
+(yesterday's dump and today's) the first input is read at --since/--from-offset, the second at
+--until/--to-offset, each at its end by default. Offsets take P:OFFSET pairs on inputs of
+several partitions, as --at-offset does.
+
+Changes of record offsets and timestamps alone (a re-commit of the same offset, a new state
+timestamp or metadata hash) are left out unless --volatile. --exit-code exits 1 when there are
+changes.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %d arguments)", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd, args, &f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
+	fl.StringVar(&f.kafkaVersion, "kafka-version", groupstate.DefaultKafkaVersion.String(), "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4")
+	fl.BoolVar(&f.forensic, "forensic", false, "record violations and damaged input and continue, instead of stopping at the first")
+	fl.StringVar(&f.since, "since", "", "the first point: a time (RFC 3339, -2h, Unix ms)")
+	fl.StringVar(&f.until, "until", "", "the second point: a time (RFC 3339, -2h, Unix ms)")
+	fl.StringSliceVar(&f.fromOffset, "from-offset", nil, "the first point: an offset, or P:OFFSET pairs")
+	fl.StringSliceVar(&f.toOffset, "to-offset", nil, "the second point: an offset, or P:OFFSET pairs")
+	fl.StringVar(&f.group, "group", "", "only this group")
+	fl.BoolVar(&f.volatile, "volatile", false, "also list changes of record offsets and timestamps alone")
+	fl.BoolVar(&f.exitCode, "exit-code", false, "exit 1 when something changed")
+	fl.StringVar(&f.format, "format", "table", "table or json")
+	return cmd
+}
+
+// diffSideDoc says what one side of a diff is.
+type diffSideDoc struct {
+	Source string `json:"source"`
+	// Start is the start of the log (an empty state): a diff of one input without --since or
+	// --from-offset.
+	Start      bool           `json:"start,omitempty"`
+	AtOffset   *int64         `json:"atOffset"`
+	AtTime     *string        `json:"atTime,omitempty"`
+	Partitions []partitionDoc `json:"partitions"`
+}
+
+type diffDoc struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	KafkaVersion  string            `json:"kafkaVersion"`
+	From          diffSideDoc       `json:"from"`
+	To            diffSideDoc       `json:"to"`
+	Changes       []query.Change    `json:"changes"`
+	Summary       []query.KindCount `json:"summary"`
+}
+
+// sidePoint parses one side's flags (a time or an offset list) with what it defaults to.
+func sidePoint(timeFlag, timeName string, offs []string, offName string, def query.Point) (query.Point, error) {
+	switch {
+	case timeFlag != "" && len(offs) > 0:
+		return def, usageError{fmt.Errorf("give --%s or --%s, not both", timeName, offName)}
+	case timeFlag != "":
+		t, err := query.ParseTime(timeFlag, now())
+		if err != nil {
+			return def, usageError{fmt.Errorf("--%s: %w", timeName, err)}
+		}
+		return query.AtTime(t), nil
+	case len(offs) > 0:
+		p, err := query.ParseOffsetsAs("--"+offName, offs)
+		if err != nil {
+			return def, usageError{err}
+		}
+		return p, nil
+	}
+	return def, nil
+}
+
+func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.Writer) error {
+	if f.format != "table" && f.format != "json" {
+		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
+	}
+	// With one input and no first point the first side is the start of the log (an empty
+	// state; diffOneInput cuts every partition at 0).
+	atA, err := sidePoint(f.since, "since", f.fromOffset, "from-offset", query.End())
+	if err != nil {
+		return err
+	}
+	atB, err := sidePoint(f.until, "until", f.toOffset, "to-offset", query.End())
+	if err != nil {
+		return err
+	}
+	opts, mode, err := f.options()
+	if err != nil {
+		return err
+	}
+	var a, b query.Side
+	var docA, docB diffSideDoc
+	if len(args) == 1 {
+		a, b, docA, docB, err = diffOneInput(cmd, args[0], f, atA, atB, opts, mode, stderr)
+	} else {
+		a, docA, err = diffSide(cmd, args[0], f, atA, opts, mode, stderr)
+		if err == nil {
+			b, docB, err = diffSide(cmd, args[1], f, atB, opts, mode, stderr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	changes := query.Diff(a, b, query.DiffOptions{Volatile: f.volatile, Group: f.group})
+	if f.group != "" && len(changes) == 0 {
+		if err := groupInSides(f.group, a, b); err != nil {
+			return err
+		}
+	}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if f.format == "json" {
+		doc := diffDoc{SchemaVersion: 1, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
+		if doc.Changes == nil {
+			doc.Changes = []query.Change{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	} else {
+		printDiff(out, docA, docB, changes)
+	}
+	if f.exitCode && len(changes) > 0 {
+		out.Flush()
+		return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d change(s)", len(changes))}
+	}
+	return nil
+}
+
+// diffOneInput replays each partition once: up to the first point, where the state is copied,
+// then on to the second.
+func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, query.Side, diffSideDoc, diffSideDoc, error) {
+	fromStart := f.since == "" && len(f.fromOffset) == 0
+	var a, b query.Side
+	var da, db diffSideDoc
+	in, err := openInput(path, mode)
+	if err != nil {
+		return a, b, da, db, err
+	}
+	defer in.close()
+	sel := f.partitions
+	if len(sel) == 0 {
+		sel = mergePartitions(atA.Partitions(), atB.Partitions())
+	}
+	parts, err := selectFor(in, sel, query.End())
+	if err != nil {
+		return a, b, da, db, err
+	}
+	var pa []query.Position
+	if fromStart {
+		for _, p := range parts {
+			pa = append(pa, query.Position{Partition: p, Point: "start", Until: 0, FirstOffset: -1, NextOffset: -1})
+		}
+	} else if pa, err = resolve(cmd, in, parts, atA, stderr); err != nil {
+		return a, b, da, db, err
+	}
+	pb, err := resolve(cmd, in, parts, atB, stderr)
+	if err != nil {
+		return a, b, da, db, err
+	}
+	da = diffSideDoc{Source: in.path}
+	db = diffSideDoc{Source: in.path}
+	da.AtOffset, da.AtTime = pointDoc(atA)
+	db.AtOffset, db.AtTime = pointDoc(atB)
+	if fromStart {
+		da.AtTime, da.Start = nil, true
+	}
+	for i, p := range parts {
+		if pa[i].Until > pb[i].Until {
+			return a, b, da, db, usageError{fmt.Errorf("partition %d: the first point (%s) is after the second (%s): swap them", p, positionLabel(&pa[i]), positionLabel(&pb[i]))}
+		}
+		e := replay.New(p, opts)
+		if err := e.Run(cmd.Context(), in, pa[i].Until); err != nil {
+			in.printReport(stderr)
+			return a, b, da, db, fmt.Errorf("%w (use --forensic to record it and continue)", err)
+		}
+		a = append(a, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
+		da.Partitions = append(da.Partitions, sidePartition(e, &pa[i]))
+		if err := e.Run(cmd.Context(), in, pb[i].Until); err != nil {
+			in.printReport(stderr)
+			return a, b, da, db, fmt.Errorf("%w (use --forensic to record it and continue)", err)
+		}
+		b = append(b, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
+		db.Partitions = append(db.Partitions, sidePartition(e, &pb[i]))
+		for _, v := range e.Violations() {
+			fmt.Fprintln(stderr, "violation:", v.Error())
+		}
+	}
+	in.printReport(stderr)
+	return a, b, da, db, nil
+}
+
+func sidePartition(e *replay.Engine, p *query.Position) partitionDoc {
+	d := partitionDoc{Partition: e.Partition(), NextOffset: e.NextOffset()}
+	if !p.AtEnd() {
+		d.Position = p
+	}
+	return d
+}
+
+func mergePartitions(a, b []int32) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	for _, p := range append(append([]int32(nil), a...), b...) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diffSide replays one input at its point (the two-input diff).
+func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, diffSideDoc, error) {
+	rf := f.replayFlags
+	rf.pointFlags = pointFlags{}
+	in, err := openInput(path, mode)
+	if err != nil {
+		return nil, diffSideDoc{}, err
+	}
+	defer in.close()
+	r, err := replaySelected(cmd, in, &rf, at, opts, nil, false, stderr)
+	if err != nil {
+		return nil, diffSideDoc{}, err
+	}
+	d := diffSideDoc{Source: in.path, Partitions: partitionDocs(r)}
+	d.AtOffset, d.AtTime = pointDoc(at)
+	return query.Capture(r.states(nil)), d, nil
+}
+
+// groupInSides returns an UnknownGroupError when --group names a group neither side has.
+func groupInSides(group string, sides ...query.Side) error {
+	var candidates []string
+	for _, s := range sides {
+		for _, ps := range s {
+			for _, g := range ps.Dump.Groups {
+				if g.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, g.GroupID)
+			}
+			for _, o := range ps.Dump.Offsets {
+				if o.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, o.GroupID)
+			}
+		}
+	}
+	return &query.UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: query.Suggest(group, candidates, 5)}
+}
+
+func sideLabel(d diffSideDoc) string {
+	if d.Start {
+		return d.Source + " at the start of the log (an empty state)"
+	}
+	if d.AtTime != nil {
+		// One instant, a record per partition (said on stderr).
+		return fmt.Sprintf("%s at %s", d.Source, *d.AtTime)
+	}
+	var parts []string
+	for _, p := range d.Partitions {
+		if p.Position != nil {
+			parts = append(parts, fmt.Sprintf("p%d at %s", p.Partition, positionLabel(p.Position)))
+		}
+	}
+	at := "at the end of the log"
+	if len(parts) > 0 {
+		at = strings.Join(parts, ", ")
+	}
+	return d.Source + " " + at
+}
+
+func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change) {
+	fmt.Fprintf(w, "from %s\n  to %s\n", sideLabel(a), sideLabel(b))
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "no changes")
+		return
+	}
+	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA")
+	for _, c := range changes {
+		what := c.Kind
+		if c.Field != "" {
+			what = c.Field
+		}
+		delta := "-"
+		if c.Delta != nil {
+			delta = fmt.Sprintf("%+d", *c.Delta)
+		}
+		t.add(c.Group, strconv.Itoa(int(c.Partition)), c.Subject(), what, dash(c.From), dash(c.To), delta)
+	}
+	t.write(w)
+	var kinds []string
+	for _, k := range query.Summarize(changes) {
+		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
+	}
+	fmt.Fprintf(w, "%d change(s): %s\n", len(changes), strings.Join(kinds, ", "))
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReadmeTranscripts runs every `$ replay ...` line between README.md's transcripts markers
+// (from the repository's root, as the README shows them) and checks that the command prints
+// what follows it: stdout, then stderr. Lines on the public dumps are skipped with a message
+// when ../shared/fixtures-found is absent.
+func TestReadmeTranscripts(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	s := string(raw)
+	begin, end := strings.Index(s, "<!-- transcripts:begin -->"), strings.Index(s, "<!-- transcripts:end -->")
+	require.True(t, begin >= 0 && end > begin, "README.md has no transcripts block")
+	lines := strings.Split(s[begin:end], "\n")
+	type transcript struct {
+		cmd  string
+		want []string
+	}
+	var ts []transcript
+	for _, l := range lines {
+		if c, ok := strings.CutPrefix(l, "$ replay "); ok {
+			ts = append(ts, transcript{cmd: c})
+			continue
+		}
+		if len(ts) > 0 && l != "```" {
+			ts[len(ts)-1].want = append(ts[len(ts)-1].want, l)
+		}
+	}
+	require.NotEmpty(t, ts)
+	for _, tr := range ts {
+		args := shellWords(tr.cmd)
+		for i, a := range args {
+			if strings.HasPrefix(a, "fixtures/") || strings.HasPrefix(a, "../shared/") {
+				args[i] = filepath.Join("..", "..", a)
+			}
+		}
+		if strings.Contains(tr.cmd, "../shared/fixtures-found") {
+			if _, err := os.Stat("../../../shared/fixtures-found"); err != nil {
+				t.Logf("skipped (no public dumps): %s", tr.cmd)
+				continue
+			}
+		}
+		stdout, stderr, _ := runCLI(t, args...)
+		got := strings.TrimRight(stdout+stderr, "\n")
+		got = strings.ReplaceAll(got, "../../fixtures/", "fixtures/")
+		got = strings.ReplaceAll(got, "../../../shared/", "../shared/")
+		want := strings.TrimRight(strings.Join(tr.want, "\n"), "\n")
+		require.Equal(t, want, got, "README.md: $ replay %s", tr.cmd)
+	}
+}
+
+// shellWords splits a command line on spaces, keeping single-quoted words whole.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, any = !quoted, true
+		case r == ' ' && !quoted:
+			if any {
+				out = append(out, cur.String())
+				cur.Reset()
+				any = false
+			}
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordlog/coordlog/cluster"
+	"github.com/coordlog/coordlog/groupstate"
+)
+
+type restoreFlags struct {
+	offsetsFlags
+	execute         bool
+	dryRun          bool
+	waitForEmpty    time.Duration
+	allowOutOfRange bool
+}
+
+func newRestoreCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f restoreFlags
+	cmd := &cobra.Command{
+		Use:   "restore [<segments-dir|db>] --group G --bootstrap-server HOST:PORT [--at-time T | --at-offset N] [--execute]",
+		Short: "Commit a group's offsets of a point in history back to a live cluster: preview, dry run by default, read-back",
+		Long: `restore takes group G's committed offsets at a point of a log's history (--at-time, --at-offset;
+default: the end of the log) and commits them to the live cluster named by --bootstrap-server:
+the offsets to restore after an accidental reset, or after a consumer skipped ahead.
+
+The log is the input given (a __consumer_offsets-N directory, a log directory, a coordlog
+database), or without one the cluster's own __consumer_offsets. restore first prints a preview:
+per partition the live offset, the restored one, the delta, the partition's log start and end
+and what will happen. It is a dry run unless --execute is given. It refuses, as Kafka would,
+while the group has active members (--wait-for-empty waits for them to leave), refuses share
+groups (their positions are not committed offsets) and offsets outside their partition's log
+(--allow-out-of-range commits them anyway). A partition the live group has but the restore
+point does not is left as it is. After committing (streams groups through the same OffsetCommit
+as Kafka's alterStreamsGroupOffsets, after describing them with StreamsGroupDescribe) it reads
+the group's offsets back and checks each one; any difference exits 1.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{fmt.Errorf("restore takes at most one input (got %d): without one it reads the cluster's __consumer_offsets", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runRestore(cmd, path, &f, stdout, stderr)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
+	f.registerSelection(cmd)
+	f.live.registerAs(cmd, "offsets-topic")
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "table", "table or json")
+	fl.BoolVar(&f.execute, "execute", false, "commit the offsets (default: a dry run that changes nothing)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "only preview (the default)")
+	fl.DurationVar(&f.waitForEmpty, "wait-for-empty", 0, "with --execute: wait up to this long for the group's members to leave")
+	fl.BoolVar(&f.allowOutOfRange, "allow-out-of-range", false, "also commit offsets outside their partition's log now (consumers then reset by auto.offset.reset)")
+	return cmd
+}
+
+// restoreDoc is restore's JSON document.
+type restoreDoc struct {
+	SchemaVersion int              `json:"schemaVersion"`
+	Bootstrap     string           `json:"bootstrapServer"`
+	Source        string           `json:"source"`
+	AtOffset      *int64           `json:"atOffset"`
+	AtTime        *string          `json:"atTime,omitempty"`
+	Partitions    []partitionDoc   `json:"partitions"`
+	Plan          cluster.Plan     `json:"plan"`
+	Executed      bool             `json:"executed"`
+	Applied       *cluster.Applied `json:"applied,omitempty"`
+}
+
+func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr io.Writer) error {
+	switch {
+	case f.group == "":
+		return usageError{errors.New("restore needs --group")}
+	case !f.live.set():
+		return usageError{errors.New("restore needs --bootstrap-server: the cluster to restore the offsets to")}
+	case f.execute && f.dryRun:
+		return usageError{errors.New("--execute and --dry-run exclude each other")}
+	case f.live.follow:
+		return usageError{errors.New("--follow does not apply to restore")}
+	case f.format != "table" && f.format != "json":
+		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
+	case f.waitForEmpty < 0:
+		return usageError{errors.New("--wait-for-empty must not be negative")}
+	}
+	flt, err := f.filter()
+	if err != nil {
+		return err
+	}
+	var r *replayed
+	if path == "" {
+		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
+	} else {
+		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if err := groupExists(r, f.group); err != nil {
+		return err
+	}
+	var restore []groupstate.CommittedOffset
+	logType := groupstate.GroupTypeClassic
+	for _, res := range r.results {
+		st := res.Engine.State()
+		for _, o := range st.Offsets(f.group) {
+			if flt.Keep(o.Topic, o.Partition) {
+				restore = append(restore, o)
+			}
+		}
+		if t, ok := st.GroupType(f.group); ok {
+			logType = t
+		}
+	}
+	for _, m := range flt.Missing(restore) {
+		fmt.Fprintf(stderr, "note: group %s has no committed offset of %s at the restore point\n", f.group, m)
+	}
+	c, err := f.live.cluster()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx := cmd.Context()
+	plan, err := planRestore(ctx, c, f, logType, restore)
+	if err != nil {
+		return err
+	}
+	doc := restoreDoc{SchemaVersion: 1, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
+	doc.AtOffset, doc.AtTime = pointDoc(r.at)
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if f.format == "table" {
+		printPlan(out, r, &plan, f.live.bootstrap)
+		out.Flush()
+	}
+	if f.execute && len(plan.Refusals) > 0 && f.waitForEmpty > 0 && !plan.Live.Empty() {
+		fmt.Fprintf(stderr, "waiting up to %s for the %d member(s) of %s to leave\n", f.waitForEmpty, len(plan.Live.Members), f.group)
+		wctx, cancel := context.WithTimeout(ctx, f.waitForEmpty)
+		_, werr := c.WaitForEmpty(wctx, f.group, time.Second)
+		cancel()
+		if werr != nil {
+			return werr
+		}
+		if plan, err = planRestore(ctx, c, f, logType, restore); err != nil {
+			return err
+		}
+		doc.Plan = plan
+		if f.format == "table" {
+			fmt.Fprintln(out, "\nthe group is empty now; the plan again:")
+			printPlan(out, r, &plan, f.live.bootstrap)
+			out.Flush()
+		}
+	}
+	finish := func(err error) error {
+		if f.format == "json" {
+			enc := json.NewEncoder(out)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if jerr := enc.Encode(doc); jerr != nil {
+				return jerr
+			}
+		}
+		return err
+	}
+	if len(plan.Refusals) > 0 {
+		msg := fmt.Sprintf("restore of %s refused: nothing committed", f.group)
+		if !f.execute {
+			msg = fmt.Sprintf("restore of %s would be refused (dry run: nothing committed)", f.group)
+		}
+		return finish(exitCodeError{code: exitFailure, msg: msg})
+	}
+	commits := plan.Commits()
+	if !f.execute {
+		if f.format == "table" {
+			fmt.Fprintf(out, "dry run (the default): nothing committed; --execute commits %d offset(s)\n", len(commits))
+		}
+		return finish(nil)
+	}
+	applied, err := c.Apply(ctx, &plan)
+	if err != nil {
+		return finish(err)
+	}
+	doc.Executed, doc.Applied = true, &applied
+	if f.format == "table" {
+		printApplied(out, &applied, f.group)
+	}
+	if !applied.OK() {
+		return finish(exitCodeError{code: exitFailure, msg: fmt.Sprintf("restore of %s incomplete: see the read-back above", f.group)})
+	}
+	return finish(nil)
+}
+
+func planRestore(ctx context.Context, c *cluster.Client, f *restoreFlags, logType groupstate.GroupType, restore []groupstate.CommittedOffset) (cluster.Plan, error) {
+	live, err := c.Inspect(ctx, f.group, cluster.Topics(restore))
+	if err != nil {
+		return cluster.Plan{}, fmt.Errorf("read group %s from %s: %w", f.group, f.live.bootstrap, err)
+	}
+	return cluster.NewPlan(f.group, logType, restore, live, cluster.PlanOptions{AllowOutOfRange: f.allowOutOfRange}), nil
+}
+
+func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string) {
+	fmt.Fprintf(w, "Restore of group %s (%s group at the restore point) to %s\n", p.Group, p.LogType, bootstrap)
+	for i, res := range r.results {
+		if _, ok := res.Engine.State().GroupType(p.Group); ok || len(res.Engine.State().Offsets(p.Group)) > 0 {
+			fmt.Fprintf(w, "  restore point: %s partition %d at %s\n", r.in.path, res.Engine.Partition(), positionLabel(r.position(i)))
+		}
+	}
+	g := p.Live
+	if g.Exists {
+		fmt.Fprintf(w, "  live group: %s, %s, %d member(s)\n", g.Type, g.State, len(g.Members))
+	} else {
+		fmt.Fprintln(w, "  live group: none (not listed by the cluster)")
+	}
+	t := newTable("  ", "TOPIC", "PARTITION", "LIVE-OFFSET", "RESTORED-OFFSET", "DELTA", "LOG-START", "LOG-END", "ACTION", "NOTE")
+	opt := func(v *int64) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	for _, row := range p.Rows {
+		delta := "-"
+		if row.Delta != nil {
+			delta = fmt.Sprintf("%+d", *row.Delta)
+		}
+		t.add(row.Topic, strconv.Itoa(int(row.Partition)), opt(row.Live), opt(row.Restored), delta, opt(row.LogStart), opt(row.LogEnd), row.Action, dash(row.Note))
+	}
+	t.write(w)
+	for _, m := range g.Members {
+		fmt.Fprintf(w, "  active member %s (client %s, host %s)\n", m.MemberID, dash(m.ClientID), dash(m.ClientHost))
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(w, "  note:", n)
+	}
+	for _, n := range p.Refusals {
+		fmt.Fprintln(w, "  refused:", n)
+	}
+}
+
+func printApplied(w io.Writer, a *cluster.Applied, group string) {
+	fmt.Fprintf(w, "committed %d offset(s) of %s; read back:\n", a.Committed, group)
+	t := newTable("  ", "TOPIC", "PARTITION", "RESTORED-OFFSET", "READ-BACK", "RESULT")
+	ok := 0
+	for _, v := range a.Verified {
+		got, res := "-", "MISSING"
+		if v.Got != nil {
+			got = strconv.FormatInt(*v.Got, 10)
+			res = "DIFFERS"
+		}
+		if v.OK {
+			res = "ok"
+			ok++
+		}
+		t.add(v.Topic, strconv.Itoa(int(v.Partition)), strconv.FormatInt(v.Want, 10), got, res)
+	}
+	t.write(w)
+	for tp, e := range a.Failed {
+		fmt.Fprintf(w, "  commit of %s failed: %s\n", tp, e)
+	}
+	fmt.Fprintf(w, "%d of %d restored offsets read back as restored\n", ok, len(a.Verified))
+}
