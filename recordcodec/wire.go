@@ -429,3 +429,44 @@ func patchSize(b []byte, mark int) []byte {
 	appendUvarint(b[mark:mark], size)
 	return b
 }
+
+// reuse returns s resized to n elements, in s's own memory when it has room: the elements
+// keep their old contents (and so their nested slices' memory) for the reader to overwrite.
+// Otherwise it returns a new slice that starts with s's elements. It never returns nil, so
+// that an empty array stays distinct from a null one.
+func reuse[T any](s []T, n int) []T {
+	if s != nil && cap(s) >= n {
+		return s[:n]
+	}
+	a := make([]T, n)
+	copy(a, s[:cap(s)])
+	return a
+}
+
+// nstrInto reads a nullable string into *p, reusing p when it is set; it returns nil for
+// null.
+func (r *reader) nstrInto(p *string, flex bool, field string) *string {
+	start := r.off
+	n := r.length(flex, false, field)
+	if r.err != nil || n < 0 {
+		return nil
+	}
+	if !r.needFrom(n, field, start) {
+		return nil
+	}
+	if p == nil {
+		p = new(string)
+	}
+	*p = r.viewString(n)
+	return p
+}
+
+// strInto reads a string that cannot be null into a string pointer, reusing p when set.
+func (r *reader) strInto(p *string, flex bool, field string) *string {
+	v := r.str(flex, field)
+	if p == nil {
+		p = new(string)
+	}
+	*p = v
+	return p
+}
