@@ -89,7 +89,9 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 		s.putOffset(groupID, topic, partition, om)
 		return nil
 	}
-	k := offsetKey{groupID, topic, partition}
+	// The names may alias a read buffer: the pending map and the open-transactions index key
+	// by the state's own copies.
+	k := offsetKey{s.intern(groupID), s.intern(topic), partition}
 	p := s.pending[producerID]
 	if p == nil {
 		p = map[offsetKey]OffsetAndMetadata{}
@@ -107,7 +109,7 @@ func (s *State) offsetValue(recordOffset int64, v OffsetCommitValue) OffsetAndMe
 	om := OffsetAndMetadata{
 		CommittedOffset: v.Offset,
 		LeaderEpoch:     v.LeaderEpoch,
-		Metadata:        v.Metadata,
+		Metadata:        strings.Clone(v.Metadata), // may alias a read buffer
 		CommitTimestamp: v.CommitTimestamp,
 		ExpireTimestamp: v.ExpireTimestamp,
 		RecordOffset:    recordOffset,

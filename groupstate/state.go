@@ -37,6 +37,9 @@ type State struct {
 	// damaged block a mutation unpacked (packed.go).
 	unchecked []uncheckedBlock
 	imageErr  error
+
+	// sc is the mutators' scratch memory and the interned names (scratch.go).
+	sc *scratch
 }
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or

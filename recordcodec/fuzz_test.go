@@ -3,6 +3,8 @@ package recordcodec
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -37,6 +39,11 @@ func FuzzKey(f *testing.F) {
 				}
 			}
 			_ = AppendDumpLogKey(nil, k)
+			// The aliasing decoder (its own fast path) gives the same key and error.
+			k2, err2 := Decoder{Layout: l, NoCopy: true}.Key(b)
+			if fmt.Sprint(err2) != fmt.Sprint(err) || !reflect.DeepEqual(k2, k) {
+				t.Fatalf("layout %s: NoCopy key %+v (%v), copying %+v (%v)", l, k2, err2, k, err)
+			}
 		}
 	})
 }

@@ -122,9 +122,7 @@ func (s *TopicPartitions) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
@@ -222,9 +220,7 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
@@ -252,9 +248,7 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 						s.AssignmentEpochs = nil
 					} else {
 						a := reuse(s.AssignmentEpochs, n)
-						for i := range a {
-							a[i] = r.int32("AssignmentEpochs")
-						}
+						r.int32s(a)
 						s.AssignmentEpochs = a
 					}
 				}
@@ -367,9 +361,7 @@ func (s *TaskIds) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
@@ -463,9 +455,7 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
@@ -493,9 +483,7 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 						s.AssignmentEpochs = nil
 					} else {
 						a := reuse(s.AssignmentEpochs, n)
-						for i := range a {
-							a[i] = r.int32("AssignmentEpochs")
-						}
+						r.int32s(a)
 						s.AssignmentEpochs = a
 					}
 				}
@@ -818,9 +806,7 @@ func (s *TopicPartitionsInfo) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
@@ -5520,9 +5506,7 @@ func (s *OwnedPartition) read(r *reader, version int16, flex bool) {
 				s.Partitions = nil
 			} else {
 				a := reuse(s.Partitions, n)
-				for i := range a {
-					a[i] = r.int32("Partitions")
-				}
+				r.int32s(a)
 				s.Partitions = a
 			}
 		}
@@ -5670,9 +5654,7 @@ func (s *AssignedPartition) read(r *reader, version int16, flex bool) {
 			s.Partitions = nil
 		} else {
 			a := reuse(s.Partitions, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}

@@ -739,6 +739,14 @@ func (g *gen) readField(f *field, valid vrange, dst string, tagged bool) {
 		g.p("n, isNull := r.arrayLen(%s, %s, %d, %s)", flex, name, minSize, nullable)
 		g.p("if isNull { %s = nil } else {", dst)
 		g.p("a := reuse(%s, n)", dst)
+		if et == "int32" {
+			// arrayLen checked that n elements fit: one read for all of them.
+			g.p("r.int32s(a)")
+			g.p("%s = a", dst)
+			g.p("}")
+			g.p("}")
+			return
+		}
 		g.p("for i := range a {")
 		switch et {
 		case "int8", "int16", "int32", "int64", "uint16", "uuid":
