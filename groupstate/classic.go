@@ -101,17 +101,6 @@ func (m ClassicMember) clone() ClassicMember {
 	return m
 }
 
-// normalized returns a copy with sorted display lists.
-func (m ClassicMember) normalized() ClassicMember {
-	m = m.clone()
-	m.SubscribedTopics = stringSet(m.SubscribedTopics)
-	for i := range m.AssignedPartitions {
-		m.AssignedPartitions[i].Partitions = int32Set(m.AssignedPartitions[i].Partitions)
-	}
-	slices.SortStableFunc(m.AssignedPartitions, func(a, b NamedTopicPartitions) int { return strings.Compare(a.Topic, b.Topic) })
-	return m
-}
-
 // ReplayGroupMetadata replays a GroupMetadataValue (record 2): it builds a new classic group
 // and puts it in place of any group with that id, whatever its type. State is Empty without
 // members, Stable otherwise; a null leader becomes the first member; a rebalance timeout of
