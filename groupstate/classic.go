@@ -172,7 +172,11 @@ func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classic
 			if om := old.decodedMember(m.MemberID, m.Subscription, m.Assignment); om != nil {
 				m.ProtocolDecoded, m.SubscribedTopics, m.AssignedPartitions = om.ProtocolDecoded, om.SubscribedTopics, om.AssignedPartitions
 			} else {
-				v.DecodeProtocol(&m)
+				// Through scratch memory: m itself would escape to the heap.
+				sc.decoded = m
+				v.DecodeProtocol(&sc.decoded)
+				m = sc.decoded
+				sc.decoded = ClassicMember{}
 			}
 		}
 		// normalized, in scratch memory

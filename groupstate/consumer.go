@@ -236,7 +236,7 @@ func (s *State) ReplayConsumerGroupPartitionMetadata(groupID string, v ConsumerG
 		return err
 	}
 	if s.version.storesSubscriptionMetadata() {
-		g.subscriptionMetadata = s.ownTopicMetadataMap(v.Topics)
+		g.subscriptionMetadata = s.ownTopicMetadataMap(g.subscriptionMetadata, v.Topics)
 	} else {
 		g.hasSubscriptionMetadataRecord = true
 	}
@@ -255,10 +255,27 @@ func topicMetadataMap(topics []TopicMetadata) map[string]TopicMetadata {
 	return m
 }
 
-// ownTopicMetadataMap is topicMetadataMap with the names copied into the state's memory.
-func (s *State) ownTopicMetadataMap(topics []TopicMetadata) map[string]TopicMetadata {
+// ownTopicMetadataMap is topicMetadataMap with the names copied into the state's memory; it
+// returns old when old already holds exactly topics (whose names all differ).
+func (s *State) ownTopicMetadataMap(old map[string]TopicMetadata, topics []TopicMetadata) map[string]TopicMetadata {
 	if len(topics) == 0 {
 		return nil
+	}
+	if len(old) == len(topics) {
+		same := true
+		names := s.scr().strs[:0]
+		for _, t := range topics {
+			if o, ok := old[t.TopicName]; !ok || o != t {
+				same = false
+				break
+			}
+			names = append(names, t.TopicName)
+		}
+		s.sc.strs = names
+		slices.Sort(names)
+		if same && len(slices.Compact(names)) == len(topics) {
+			return old
+		}
 	}
 	m := make(map[string]TopicMetadata, len(topics))
 	for _, t := range topics {

@@ -37,6 +37,7 @@ type scratch struct {
 	// record 2
 	classic   []ClassicMember
 	named     []NamedTopicPartitions
+	decoded   ClassicMember
 	memberIdx map[string]int
 	statics   map[string]bool
 	names     map[string]string // interned names (intern)

@@ -357,7 +357,7 @@ func (s *State) shareGroupPartitionMetadata(groupID string, topics []TopicMetada
 	if err != nil {
 		return err
 	}
-	g.subscriptionMetadata = s.ownTopicMetadataMap(topics)
+	g.subscriptionMetadata = s.ownTopicMetadataMap(g.subscriptionMetadata, topics)
 	return nil
 }
 
