@@ -321,4 +321,3 @@ func BenchmarkReplayRecordType(b *testing.B) {
 		})
 	}
 }
-
