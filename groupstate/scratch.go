@@ -378,36 +378,96 @@ func (s *intSlab) take(p []int32) []int32 {
 	return (*s)[start:len(*s):len(*s)]
 }
 
-// ownTaskIDs copies a canonical list into the state's memory: one allocation for the list,
-// one for all its partitions.
-func (s *State) ownTaskIDs(c []TaskIDs) []TaskIDs {
+// taskCopy copies the changed task lists of one record into the state's memory with one
+// allocation for all their plain entries, one for the entries with epochs and one for all
+// their numbers. Plan every list first (plan, planE), then alloc, then copy (plain, withEpochs)
+// in any order.
+type taskCopy struct {
+	n, nE, nInts int
+	entries      []TaskIDs
+	entriesE     []TaskIDsWithEpochs
+	ints         intSlab
+}
+
+func (tc *taskCopy) plan(c []TaskIDs) {
+	tc.n += len(c)
+	for _, t := range c {
+		tc.nInts += len(t.Partitions)
+	}
+}
+
+// planE plans a list with epochs whose partitions may be shared with like (the same
+// subtopology with the same partitions in like: a member's target).
+func (tc *taskCopy) planE(c []TaskIDsWithEpochs, like []TaskIDs) {
+	tc.nE += len(c)
+	for _, t := range c {
+		tc.nInts += len(t.AssignmentEpochs)
+		if findTasks(like, t.SubtopologyID, t.Partitions) == nil {
+			tc.nInts += len(t.Partitions)
+		}
+	}
+}
+
+func (tc *taskCopy) alloc() {
+	if tc.n > 0 {
+		tc.entries = make([]TaskIDs, tc.n)
+	}
+	if tc.nE > 0 {
+		tc.entriesE = make([]TaskIDsWithEpochs, tc.nE)
+	}
+	if tc.nInts > 0 {
+		tc.ints = newIntSlab(tc.nInts)
+	}
+}
+
+// findTasks returns the partitions of subtopology id in the sorted list l when they equal p.
+func findTasks(l []TaskIDs, id string, p []int32) []int32 {
+	for _, t := range l {
+		if t.SubtopologyID == id {
+			if len(p) > 0 && slices.Equal(t.Partitions, p) {
+				return t.Partitions
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// name is the state's copy of a subtopology id: old's entry at i when it has that id (the
+// usual case: the same subtopologies as before), else the interned one.
+func (s *State) taskName(id string, old []TaskIDs, i int) string {
+	if i < len(old) && old[i].SubtopologyID == id {
+		return old[i].SubtopologyID
+	}
+	return s.intern(id)
+}
+
+// plain copies the canonical list c (old is the list it replaces, for the names).
+func (s *State) copyTasks(tc *taskCopy, c, old []TaskIDs) []TaskIDs {
 	if c == nil {
 		return nil
 	}
-	n := 0
-	for _, t := range c {
-		n += len(t.Partitions)
-	}
-	slab := newIntSlab(n)
-	out := make([]TaskIDs, len(c))
+	out := tc.entries[:len(c):len(c)]
+	tc.entries = tc.entries[len(c):]
 	for i, t := range c {
-		out[i] = TaskIDs{SubtopologyID: s.intern(t.SubtopologyID), Partitions: slab.take(t.Partitions)}
+		out[i] = TaskIDs{SubtopologyID: s.taskName(t.SubtopologyID, old, i), Partitions: tc.ints.take(t.Partitions)}
 	}
 	return out
 }
 
-func (s *State) ownTaskIDsWithEpochs(c []TaskIDsWithEpochs) []TaskIDsWithEpochs {
+// copyTasksE copies the canonical list with epochs c, sharing partitions with like.
+func (s *State) copyTasksE(tc *taskCopy, c []TaskIDsWithEpochs, like []TaskIDs) []TaskIDsWithEpochs {
 	if c == nil {
 		return nil
 	}
-	n := 0
-	for _, t := range c {
-		n += len(t.Partitions) + len(t.AssignmentEpochs)
-	}
-	slab := newIntSlab(n)
-	out := make([]TaskIDsWithEpochs, len(c))
+	out := tc.entriesE[:len(c):len(c)]
+	tc.entriesE = tc.entriesE[len(c):]
 	for i, t := range c {
-		out[i] = TaskIDsWithEpochs{SubtopologyID: s.intern(t.SubtopologyID), Partitions: slab.take(t.Partitions), AssignmentEpochs: slab.take(t.AssignmentEpochs)}
+		e := TaskIDsWithEpochs{SubtopologyID: s.taskName(t.SubtopologyID, like, i), AssignmentEpochs: tc.ints.take(t.AssignmentEpochs)}
+		if e.Partitions = findTasks(like, t.SubtopologyID, t.Partitions); e.Partitions == nil {
+			e.Partitions = tc.ints.take(t.Partitions)
+		}
+		out[i] = e
 	}
 	return out
 }

@@ -513,14 +513,25 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID strin
 		}
 	}
 	old, had := g.target[memberID]
-	if !had || !sameTaskIDs(old.ActiveTasks, c[0]) || !sameTaskIDs(old.StandbyTasks, c[1]) || !sameTaskIDs(old.WarmupTasks, c[2]) {
-		t := StreamsMemberTarget{MemberID: old.MemberID}
+	t := old
+	lists := [3]*[]TaskIDs{&t.ActiveTasks, &t.StandbyTasks, &t.WarmupTasks}
+	var changed [3]bool
+	var tc taskCopy
+	for i, l := range lists {
+		if changed[i] = !sameTaskIDs(*l, c[i]); changed[i] {
+			tc.plan(c[i])
+		}
+	}
+	if !had || changed != [3]bool{} {
+		tc.alloc()
+		for i, l := range lists {
+			if changed[i] {
+				*l = s.copyTasks(&tc, c[i], *l)
+			}
+		}
 		if !had {
 			t.MemberID = g.ownMemberID(memberID)
 		}
-		t.ActiveTasks = s.keepTaskIDs(old.ActiveTasks, c[0])
-		t.StandbyTasks = s.keepTaskIDs(old.StandbyTasks, c[1])
-		t.WarmupTasks = s.keepTaskIDs(old.WarmupTasks, c[2])
 		g.target[t.MemberID] = t
 	}
 	s.install(groupID, g, fresh)
@@ -533,14 +544,6 @@ func (g *streamsGroup) ownMemberID(id string) string {
 		return m.MemberID
 	}
 	return strings.Clone(id)
-}
-
-// keepTaskIDs returns old when it equals the canonical c, else a copy of c.
-func (s *State) keepTaskIDs(old, c []TaskIDs) []TaskIDs {
-	if sameTaskIDs(old, c) {
-		return old
-	}
-	return s.ownTaskIDs(c)
 }
 
 // ReplayStreamsGroupTargetAssignmentMemberTombstone replays a record 21 tombstone.
@@ -652,28 +655,65 @@ func canonicalTasksWithEpochs(in []TaskIDsWithEpochs) bool {
 	return true
 }
 
-// keepStreamsTasks makes old (nil: a new holder) hold the canonical tasks c, keeping the
-// lists that did not change; a standby or warm-up list equal to the member's target's is
-// shared with it.
-func (s *State) keepStreamsTasks(old *StreamsTasks, c *StreamsTasks, target StreamsMemberTarget) *StreamsTasks {
-	if old == nil {
-		old = &StreamsTasks{}
-	}
-	if !sameTaskIDsWithEpochs(old.ActiveTasks, c.ActiveTasks) {
-		old.ActiveTasks = s.ownTaskIDsWithEpochs(c.ActiveTasks)
-	}
-	keep := func(old, c, target []TaskIDs) []TaskIDs {
-		switch {
-		case sameTaskIDs(old, c):
-			return old
-		case sameTaskIDs(target, c):
-			return target
+// keepStreamsTasks makes the member's task holders (nil: new ones) hold the canonical
+// assigned and pending tasks, keeping the lists that did not change and copying the others
+// with one allocation per kind for the record (taskCopy). A standby or warm-up list equal to
+// the member's target's is shared with it, and so are the partitions of an active task list
+// equal to the target's.
+func (s *State) keepStreamsTasks(m *StreamsMember, assigned, pending *StreamsTasks, target StreamsMemberTarget) {
+	for _, p := range []**StreamsTasks{&m.AssignedTasks, &m.TasksPendingRevocation} {
+		if *p == nil {
+			*p = &StreamsTasks{}
 		}
-		return s.ownTaskIDs(c)
 	}
-	old.StandbyTasks = keep(old.StandbyTasks, c.StandbyTasks, target.StandbyTasks)
-	old.WarmupTasks = keep(old.WarmupTasks, c.WarmupTasks, target.WarmupTasks)
-	return old
+	cur, rev := m.AssignedTasks, m.TasksPendingRevocation
+	var none StreamsMemberTarget
+	type plainList struct {
+		dst    *[]TaskIDs
+		c, tgt []TaskIDs
+	}
+	plains := [4]plainList{
+		{&cur.StandbyTasks, assigned.StandbyTasks, target.StandbyTasks}, {&cur.WarmupTasks, assigned.WarmupTasks, target.WarmupTasks},
+		{&rev.StandbyTasks, pending.StandbyTasks, none.StandbyTasks}, {&rev.WarmupTasks, pending.WarmupTasks, none.WarmupTasks},
+	}
+	type activeList struct {
+		dst  *[]TaskIDsWithEpochs
+		c    []TaskIDsWithEpochs
+		like []TaskIDs
+	}
+	actives := [2]activeList{{&cur.ActiveTasks, assigned.ActiveTasks, target.ActiveTasks}, {&rev.ActiveTasks, pending.ActiveTasks, nil}}
+	var tc taskCopy
+	var copyPlain [4]bool
+	var copyActive [2]bool
+	for i, l := range plains {
+		switch {
+		case sameTaskIDs(*l.dst, l.c):
+		case l.tgt != nil && sameTaskIDs(l.tgt, l.c):
+			*l.dst = l.tgt
+		default:
+			copyPlain[i] = true
+			tc.plan(l.c)
+		}
+	}
+	for i, l := range actives {
+		if copyActive[i] = !sameTaskIDsWithEpochs(*l.dst, l.c); copyActive[i] {
+			tc.planE(l.c, l.like)
+		}
+	}
+	if copyPlain == [4]bool{} && copyActive == [2]bool{} {
+		return
+	}
+	tc.alloc()
+	for i, l := range plains {
+		if copyPlain[i] {
+			*l.dst = s.copyTasks(&tc, l.c, *l.dst)
+		}
+	}
+	for i, l := range actives {
+		if copyActive[i] {
+			*l.dst = s.copyTasksE(&tc, l.c, l.like)
+		}
+	}
 }
 
 // ReplayStreamsGroupCurrentMemberAssignment replays record 22: get or create the group and
@@ -696,8 +736,7 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignment(groupID, memberID stri
 	setInt32(&m.MemberEpoch, v.MemberEpoch)
 	setInt32(&m.PreviousMemberEpoch, v.PreviousMemberEpoch)
 	setInt8(&m.State, streamsMemberState(v.State))
-	m.AssignedTasks = s.keepStreamsTasks(m.AssignedTasks, assigned, g.target[memberID])
-	m.TasksPendingRevocation = s.keepStreamsTasks(m.TasksPendingRevocation, pending, StreamsMemberTarget{})
+	s.keepStreamsTasks(m, assigned, pending, g.target[memberID])
 	s.install(groupID, g, fresh)
 	return nil
 }

@@ -23,6 +23,11 @@ type Options struct {
 	Layout *recordcodec.Layout
 	// Observer, when set, sees every record and marker after it was applied (or refused).
 	Observer Observer
+	// ObserverFor, when set and Observer is not, gives the engine of each partition that
+	// ReplaySource replays its own observer, ObserverFor(p). ReplaySource calls it, and the
+	// engines their observers, from the goroutines that replay the partitions at the same
+	// time: it must be safe for concurrent use, and so must whatever the observers share.
+	ObserverFor func(p int32) Observer
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live

@@ -16,8 +16,10 @@ type Result struct {
 
 // ReplaySource replays the given partitions of src (all when parts is nil) from their start up
 // to until (exclusive; math.MaxInt64 for the end), each partition independently on its own
-// engine, up to workers partitions at a time (GOMAXPROCS-sized when workers <= 0). Results come
-// back in the order of parts. The error is the first partition error in that order.
+// engine, up to workers partitions at a time (GOMAXPROCS-sized when workers <= 0): reading,
+// decompression, CRC checks, decoding and replay of a partition all run on its goroutine.
+// Results come back in the order of parts. The error is the first partition error in that
+// order. With opts.ObserverFor, each partition's engine has its own observer.
 func ReplaySource(ctx context.Context, src eventlog.Source, parts []int32, until int64, opts Options, workers int) ([]Result, error) {
 	if parts == nil {
 		var err error
@@ -40,7 +42,11 @@ func ReplaySource(ctx context.Context, src eventlog.Source, parts []int32, until
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			e := New(p, opts)
+			o := opts
+			if o.Observer == nil && o.ObserverFor != nil {
+				o.Observer = o.ObserverFor(p)
+			}
+			e := New(p, o)
 			results[i] = Result{Engine: e, Err: e.Run(ctx, src, until)}
 		}()
 	}

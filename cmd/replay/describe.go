@@ -133,7 +133,7 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 	if f.live.set() {
 		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
 	} else {
-		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
+		r, err = replayInput(cmd, path, &f.replayFlags, nil, false, stderr)
 	}
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	if f.format != "table" && f.format != "json" {
 		return usageError{fmt.Errorf("--format must be table or json, not %q", f.format)}
 	}
-	r, err := replayInput(cmd, path, &f.replayFlags, nil, stderr)
+	r, err := replayInput(cmd, path, &f.replayFlags, nil, false, stderr)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,9 @@ type replayed struct {
 
 // replayInput opens path and replays the selected partitions. Violations stop strict mode
 // with the engine's message; in forensic mode they are printed to stderr with the summary.
-func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, stderr io.Writer) (*replayed, error) {
+// Partitions replay in parallel, unless observer gives each partition an observer that may not
+// run concurrently with the others' (concurrent false).
+func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(p int32) replay.Observer, concurrent bool, stderr io.Writer) (*replayed, error) {
 	if f.fromSnapshot && observer == nil {
 		return recoverInput(cmd, path, f, stderr)
 	}
@@ -99,6 +101,27 @@ func replayInput(cmd *cobra.Command, path string, f *replayFlags, observer func(
 			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
 		}
 		r.results = res
+		r.printViolations(stderr)
+		return r, nil
+	}
+	if concurrent {
+		// The same, each partition with its own observer.
+		o := opts
+		o.ObserverFor = observer
+		res, err := replay.ReplaySource(cmd.Context(), in, parts, until, o, 0)
+		if err != nil {
+			for i, res := range res {
+				if res.Err != nil {
+					err = fmt.Errorf("partition %d: %w", parts[i], res.Err)
+					break
+				}
+			}
+			in.printReport(stderr)
+			in.close()
+			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
+		}
+		r.results = res
+		in.printReport(stderr)
 		r.printViolations(stderr)
 		return r, nil
 	}

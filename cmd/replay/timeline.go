@@ -49,7 +49,7 @@ func runTimeline(cmd *cobra.Command, path string, f *timelineFlags, stdout, stde
 			printTimelineEvent(out, ev)
 		})
 	}
-	r, err := replayInput(cmd, path, &f.replayFlags, obs, stderr)
+	r, err := replayInput(cmd, path, &f.replayFlags, obs, false, stderr) // events print in partition order
 	if err != nil {
 		return err
 	}
