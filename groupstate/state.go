@@ -40,6 +40,8 @@ type State struct {
 
 	// sc is the mutators' scratch memory and the interned names (scratch.go).
 	sc *scratch
+	// keepOffset, when set, selects the offsets the state keeps (SetOffsetFilter).
+	keepOffset func(group, topic string, partition int32) bool
 }
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or

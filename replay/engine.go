@@ -28,6 +28,10 @@ type Options struct {
 	// engines their observers, from the goroutines that replay the partitions at the same
 	// time: it must be safe for concurrent use, and so must whatever the observers share.
 	ObserverFor func(p int32) Observer
+	// OffsetFilter, when set, is the state's offset filter (groupstate's SetOffsetFilter): the
+	// state keeps only the offsets of the keys it accepts. For proofs that compare a large log's
+	// offsets part by part; the state is then not the whole state of the log.
+	OffsetFilter func(group, topic string, partition int32) bool
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live
@@ -149,6 +153,9 @@ func New(p int32, opts Options) *Engine {
 		opts.Version = groupstate.DefaultKafkaVersion
 	}
 	e := &Engine{partition: p, opts: opts, state: groupstate.New(opts.Version)}
+	if opts.OffsetFilter != nil {
+		e.state.SetOffsetFilter(opts.OffsetFilter)
+	}
 	e.layout = recordcodec.LayoutCurrent
 	if opts.Version == groupstate.Kafka40 {
 		e.layout = recordcodec.Layout40
