@@ -112,6 +112,7 @@ func (m ClassicMember) clone() ClassicMember {
 // place are kept as they are, and with v.DecodeProtocol set only members whose protocol bytes
 // changed are decoded.
 func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
+	s.touch(groupID)
 	old, _ := s.groups[groupID].(*classicGroup)
 	members, err := s.classicMembers(groupID, v, old)
 	if err != nil {

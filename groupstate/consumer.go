@@ -152,6 +152,7 @@ func (g *consumerGroup) init(v KafkaVersion) {
 // a simple classic group is replaced), with the common case, an existing consumer group,
 // first: a plain function, as cheap per record as the lookup before the shared core.
 func (s *State) lookupConsumer(r rec, create bool) (g *consumerGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*consumerGroup); ok {
 		return g, false, nil
 	}

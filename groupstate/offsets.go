@@ -67,6 +67,7 @@ func (r TxnResult) String() string {
 // producerID == NoProducerID the offset is committed at once, otherwise it waits in the
 // pending map of that producer until its transaction marker. It never fails.
 func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topic string, partition int32, v OffsetCommitValue) error {
+	s.touch(groupID)
 	if s.keepOffset != nil && !s.keepOffset(groupID, topic, partition) {
 		// Not kept (SetOffsetFilter): only the commit's effect on groups.
 		if _, ok := s.groups[groupID]; !ok {
@@ -138,6 +139,7 @@ func (gm *groupOffsets) intern(topic string) string {
 }
 
 func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
+	s.touch(groupID)
 	gm := s.offsets[groupID]
 	if gm == nil {
 		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
@@ -159,6 +161,7 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 // committed offset and the pending transactional offsets of every open transaction for the
 // same group, topic and partition. Groups are not touched. It never fails.
 func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
+	s.touch(groupID)
 	if s.keepOffset != nil && !s.keepOffset(groupID, topic, partition) {
 		return nil // nothing of the key is stored (SetOffsetFilter)
 	}

@@ -127,6 +127,7 @@ func (*shareGroup) groupType() GroupType { return GroupTypeShare }
 // GroupIdNotFoundException (Kafka 4.0 did not catch it), reported as ErrGroupNotFound.
 // The common case, an existing share group, comes first (as in lookupConsumer).
 func (s *State) lookupShare(r rec, create bool) (g *shareGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*shareGroup); ok {
 		return g, false, nil
 	}

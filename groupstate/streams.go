@@ -306,6 +306,7 @@ func (g *streamsGroup) init(v KafkaVersion) {
 // common case, an existing streams group on a version that replays the record, comes first
 // (as in lookupConsumer).
 func (s *State) lookupStreams(r rec, create bool) (g *streamsGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*streamsGroup); ok && s.version.ReplaysRecordType(r.typ) {
 		return g, false, nil
 	}

@@ -183,6 +183,10 @@ func (e *Engine) Partition() int32 { return e.partition }
 // read it between runs, never while one is in progress.
 func (e *Engine) State() groupstate.View { return e.state.View() }
 
+// ImageCache returns the image cache of the engine's state (groupstate.ImageCache), attached
+// the first time: periodic snapshots of the engine then copy the entries of untouched groups.
+func (e *Engine) ImageCache() *groupstate.ImageCache { return e.state.ImageCache() }
+
 // NextOffset is the offset after the last applied batch.
 func (e *Engine) NextOffset() int64 { return e.next }
 
