@@ -40,7 +40,7 @@ type stateImage struct {
 	// cache, when set, is the state's image cache: untouched entries are copied from it, and
 	// the image written becomes its own once every part is written (TakeSnapshotCached).
 	cache *groupstate.ImageCache
-	st   *groupstate.State
+	st    *groupstate.State
 	// merge is how long adding the decoded parts to the state took (the restore phase;
 	// decoding the parts overlaps reading them).
 	merge time.Duration
