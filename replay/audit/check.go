@@ -47,7 +47,7 @@ func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
 
 // Observer returns the observer that audits partition p's records as they replay.
 func (a *Audit) Observer(p int32) replay.Observer {
-	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]bool{}}
+	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}}
 	a.mu.Lock()
 	a.batches[p] = b
 	a.mu.Unlock()
@@ -76,7 +76,11 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 		p := e.Partition()
 		out = append(out, StateFindings(p, e.State())...)
 		if b := a.batches[p]; b != nil && numPartitions > 0 {
-			out = append(out, Placement(p, b.groups, numPartitions)...)
+			groups := make(map[string]bool, len(b.groups))
+			for g := range b.groups {
+				groups[g] = true
+			}
+			out = append(out, Placement(p, groups, numPartitions)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -97,7 +101,8 @@ type batchAudit struct {
 	members   map[string]int  // group -> target member values minus tombstones in the current batch
 	meta      map[string]bool // group -> target metadata value in the current batch
 	findings  []Finding
-	groups    map[string]bool // groups with records in this partition
+	groups    map[string]string // groups with records in this partition (each its own key)
+	last      string            // the group of the previous record (a key of groups)
 }
 
 func (a *batchAudit) flush() {
@@ -133,8 +138,14 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Marker != nil || ev.Skipped != "" {
 		return
 	}
-	if !a.groups[k.Group] {
-		a.groups[strings.Clone(k.Group)] = true // the event's strings alias the batch
+	if k.Group != a.last || a.last == "" {
+		// Records come in runs of one group: the map is asked once per run.
+		own, ok := a.groups[k.Group]
+		if !ok {
+			own = strings.Clone(k.Group) // the event's strings alias the batch
+			a.groups[own] = own
+		}
+		a.last = own
 	}
 	tomb := ev.Record.Value == nil
 	switch k.Type {
