@@ -88,7 +88,11 @@ func (r *reader) int32s(a []int32) {
 	}
 	b := r.b[r.off : r.off+4*len(a)]
 	for i := range a {
-		a[i] = int32(binary.BigEndian.Uint32(b[4*i:]))
+		if len(b) < 4 {
+			break // cannot happen (the length above); lets the compiler drop the checks
+		}
+		a[i] = int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
 	}
 	r.off += 4 * len(a)
 }
