@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/coordlog/coordlog/groupstate"
@@ -20,14 +21,15 @@ import (
 // entries of the key, a COMMIT marker materializes its producer's entries unless the key holds
 // a newer record, an ABORT drops them. TestOffsetBookAgreesWithState holds it to the state.
 //
-// It keeps only the keys of one part (bucket of buckets, by key hash), and stops the replay
-// (cancel) when more than limit entries would be held: the proof then takes more parts.
+// It keeps only the keys of one part (bucket of buckets, by key hash). Past limit entries it
+// drops them and only counts the log's distinct keys (a HyperLogLog sketch), so that the proof
+// knows how many parts to take.
 type offsetBook struct {
 	hash            keyHash
 	bucket, buckets int
 	limit, n        int
-	cancel          func()
-	over            bool
+	over            bool // past limit: the book only counts distinct keys from then on
+	distinct        hll  // every key of the log, whatever the part
 	committed       map[bookKey]bookEntry
 	pending         map[int64]map[bookKey]bookEntry
 	producers       map[int64]bool // producers with a pending transaction, whatever part
@@ -84,14 +86,14 @@ func (h keyHash) bucketOf(k bookKey, buckets int) int {
 	return int(binary.BigEndian.Uint64(k[:8]) % uint64(buckets))
 }
 
-func newOffsetBook(h keyHash, bucket, buckets, limit int, cancel func()) *offsetBook {
-	return &offsetBook{hash: h, bucket: bucket, buckets: buckets, limit: limit, cancel: cancel,
+func newOffsetBook(h keyHash, bucket, buckets, limit int) *offsetBook {
+	return &offsetBook{hash: h, bucket: bucket, buckets: buckets, limit: limit,
 		committed: map[bookKey]bookEntry{}, pending: map[int64]map[bookKey]bookEntry{}, producers: map[int64]bool{}}
 }
 
 // Observe implements replay.Observer.
 func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
-	if ev.Violation != nil || ev.Skipped != "" || b.over {
+	if ev.Violation != nil || ev.Skipped != "" {
 		return // refused by the replay: no state change
 	}
 	if m := ev.Marker; m != nil {
@@ -107,7 +109,8 @@ func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
 		b.producers[pid] = true
 	}
 	key := b.hash.key(k.Group, k.Topic, k.Partition)
-	if b.buckets > 1 && b.hash.bucketOf(key, b.buckets) != b.bucket {
+	b.distinct.add(binary.BigEndian.Uint64(key[8:]))
+	if b.over || b.buckets > 1 && b.hash.bucketOf(key, b.buckets) != b.bucket {
 		return
 	}
 	if ev.Record.Value == nil {
@@ -133,8 +136,10 @@ func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
 	}
 	if _, ok := m[key]; !ok {
 		if b.n++; b.n > b.limit {
+			// Too many for the budget: keep replaying only to count the log's keys, which
+			// says how many parts the proof needs.
 			b.over = true
-			b.cancel()
+			b.committed, b.pending = nil, nil
 			return
 		}
 	}
@@ -143,6 +148,9 @@ func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
 
 func (b *offsetBook) marker(pid int64, commit bool) {
 	delete(b.producers, pid)
+	if b.over {
+		return
+	}
 	p, ok := b.pending[pid]
 	if !ok {
 		return
@@ -236,4 +244,33 @@ func (b *offsetBook) producerIDs() []int64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// hll is a HyperLogLog sketch of the distinct keys of a log (4096 registers: about 1.6%
+// standard error), for sizing the proof's parts.
+type hll [1 << 12]uint8
+
+func (h *hll) add(x uint64) {
+	i := x >> 52 // the top 12 bits pick the register
+	rank := uint8(bits.LeadingZeros64(x<<12|1<<11) + 1)
+	if rank > h[i] {
+		h[i] = rank
+	}
+}
+
+// estimate is the number of distinct values added.
+func (h *hll) estimate() float64 {
+	const m = float64(len(h))
+	sum, zeros := 0.0, 0
+	for _, r := range h {
+		sum += math.Ldexp(1, -int(r))
+		if r == 0 {
+			zeros++
+		}
+	}
+	e := 0.7213 / (1 + 1.079/m) * m * m / sum
+	if e <= 2.5*m && zeros > 0 {
+		e = m * math.Log(m/float64(zeros)) // few values: linear counting
+	}
+	return e
 }

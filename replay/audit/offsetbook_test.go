@@ -20,7 +20,7 @@ import (
 // stateBookDigest is the offset book's digest computed from a replayed state's committed and
 // pending offsets (what the book must agree with).
 func stateBookDigest(h keyHash, st groupstate.View) [2]uint64 {
-	b := newOffsetBook(h, 0, 1, math.MaxInt, func() {})
+	b := newOffsetBook(h, 0, 1, math.MaxInt)
 	value := func(om groupstate.OffsetAndMetadata) uint64 {
 		var m maphash.Hash
 		m.SetSeed(h.value)
@@ -68,7 +68,7 @@ func TestOffsetBookAgreesWithState(t *testing.T) {
 			for _, buckets := range []int{1, 3} {
 				sum = [2]uint64{}
 				for k := range buckets {
-					book := newOffsetBook(h, k, buckets, math.MaxInt, func() {})
+					book := newOffsetBook(h, k, buckets, math.MaxInt)
 					e := replay.New(0, replay.Options{Version: v, Observer: book, OffsetFilter: func(string, string, int32) bool { return false }})
 					require.NoError(t, e.Run(ctx, src, math.MaxInt64))
 					d := book.digest()
@@ -121,4 +121,20 @@ func TestCompactionProofInParts(t *testing.T) {
 	t.Log(err)
 	require.Contains(t, err.Error(), "states differ")
 	require.True(t, strings.Contains(err.Error(), "~ offset") || strings.Contains(err.Error(), "offset digests differ"), err.Error())
+}
+
+// TestHLLEstimate: the sketch that sizes the proof's parts counts within a few percent.
+func TestHLLEstimate(t *testing.T) {
+	h := newKeyHash()
+	for _, n := range []int{10, 1000, 100_000, 1_000_000} {
+		var s hll
+		for i := range n {
+			k := h.key("group", "topic", int32(i))
+			s.add(binary.BigEndian.Uint64(k[8:]))
+			s.add(binary.BigEndian.Uint64(k[8:])) // repeats do not count
+		}
+		if got := s.estimate(); math.Abs(got-float64(n)) > 0.06*float64(n)+1 {
+			t.Errorf("%d distinct keys estimated as %.0f", n, got)
+		}
+	}
 }

@@ -68,47 +68,50 @@ func (pr CompactionProof) verifyPartition(ctx context.Context, original, compact
 	limit := max(int(budget/offsetBookEntryBytes), 16)
 	hash := newKeyHash()
 	for buckets := 1; ; {
-		done, err := pr.verifyBuckets(ctx, original, compacted, p, hash, buckets, limit)
+		done, distinct, err := pr.verifyBuckets(ctx, original, compacted, p, hash, buckets, limit)
 		if err != nil || done {
 			return err
 		}
-		buckets *= 4
+		// A part held more than the budget: the log has about distinct keys (counted by the
+		// pass that stopped keeping them), to spread over enough parts, with a margin for the
+		// estimate and for pending entries, and at least twice as many as before.
+		buckets = max(2*buckets, int(math.Ceil(distinct*1.25/float64(limit))))
 		if pr.Report != nil {
-			pr.Report("partition %d: the offsets exceed the proof's memory budget (%d MiB): comparing them in %d parts, each replayed from both logs", p, budget>>20, buckets)
+			pr.Report("partition %d: about %.0f offset keys exceed the proof's memory budget (%d MiB): comparing them in %d parts, each replayed from both logs", p, distinct, budget>>20, buckets)
 		}
 	}
 }
 
 // verifyBuckets compares partition p in the given number of key parts. done is false when a
 // part's offsets exceeded limit entries (more parts are needed).
-func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, buckets, limit int) (done bool, err error) {
+func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, buckets, limit int) (done bool, distinct float64, err error) {
 	for k := range buckets {
 		// One log after the other: the proof holds one log's groups and one part of its
 		// offsets at a time.
 		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
 		if err != nil || a.over {
-			return false, wrapPass(p, "original", err)
+			return false, a.distinct, wrapPass(p, "original", err)
 		}
 		b, err := pr.pass(ctx, compacted, p, hash, k, buckets, limit, k == 0)
 		if err != nil || b.over {
-			return false, wrapPass(p, "compacted log", err)
+			return false, max(a.distinct, b.distinct), wrapPass(p, "compacted log", err)
 		}
 		if k == 0 {
 			if a.next != b.next {
-				return false, fmt.Errorf("partition %d: next offset %d after the original, %d after the compacted log", p, a.next, b.next)
+				return false, 0, fmt.Errorf("partition %d: next offset %d after the original, %d after the compacted log", p, a.next, b.next)
 			}
 			if a.groups != b.groups || !slices.Equal(a.producers, b.producers) {
-				return false, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+				return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
 			}
 			if d := a.implicit - b.implicit; d != 0 && pr.Report != nil {
 				pr.Report("partition %d: %d implicit group(s) (no members, no metadata; created by replaying offset commits) exist on one side only, as after Kafka's own cleaner", p, max(d, -d))
 			}
 		}
 		if a.offsets != b.offsets {
-			return false, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+			return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
 		}
 	}
-	return true, nil
+	return true, 0, nil
 }
 
 func wrapPass(p int32, which string, err error) error {
@@ -121,7 +124,8 @@ func wrapPass(p int32, which string, err error) error {
 // passResult is what one replay of a log gives the proof.
 type passResult struct {
 	next      int64
-	over      bool     // the part's offsets exceeded the limit: nothing else is set
+	over      bool     // the part's offsets exceeded the limit: only distinct is set
+	distinct  float64  // the log's offset keys, estimated (when over)
 	groups    [32]byte // the groups' digest (first part only)
 	implicit  int
 	producers []int64   // the producers with a pending transaction at the end (first part)
@@ -131,9 +135,7 @@ type passResult struct {
 // pass replays partition p of src: the groups into the engine's state (which keeps no
 // offsets), part k of the offsets into a book.
 func (pr CompactionProof) pass(ctx context.Context, src eventlog.Source, p int32, hash keyHash, k, buckets, limit int, groups bool) (passResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	book := newOffsetBook(hash, k, buckets, limit, cancel)
+	book := newOffsetBook(hash, k, buckets, limit)
 	opts := pr.Options
 	opts.OffsetFilter = func(string, string, int32) bool { return false }
 	opts.ObserverFor = nil
@@ -144,8 +146,8 @@ func (pr CompactionProof) pass(ctx context.Context, src eventlog.Source, p int32
 	}
 	e := replay.New(p, opts)
 	err := e.Run(ctx, src, math.MaxInt64)
-	if book.over {
-		return passResult{over: true}, nil
+	if book.over && err == nil {
+		return passResult{over: true, distinct: book.distinct.estimate()}, nil
 	}
 	if err != nil {
 		return passResult{}, err
