@@ -1,6 +1,7 @@
 package groupstate
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 )
@@ -13,6 +14,13 @@ type ClassicGroupValue struct {
 	Leader                *string // nullable
 	CurrentStateTimestamp int64   // -1: none (absent before v2)
 	Members               []ClassicMember
+	// DecodeProtocol, when set, decodes the subscription and assignment of a member of a
+	// group of protocol type "consumer" (ConsumerProtocolSubscription and Assignment),
+	// filling ProtocolDecoded, SubscribedTopics and AssignedPartitions for display. The
+	// mutator calls it only for members whose bytes differ from those of the member of the
+	// same id in place, whose decoded lists it keeps; when it is nil the members come
+	// decoded (or not) by the caller.
+	DecodeProtocol func(m *ClassicMember)
 }
 
 // ClassicMember is a member of a classic group, both as mutator input (one element of
@@ -93,66 +101,182 @@ func (m ClassicMember) clone() ClassicMember {
 	return m
 }
 
-// normalized returns a copy with sorted display lists.
-func (m ClassicMember) normalized() ClassicMember {
-	m = m.clone()
-	m.SubscribedTopics = stringSet(m.SubscribedTopics)
-	for i := range m.AssignedPartitions {
-		m.AssignedPartitions[i].Partitions = int32Set(m.AssignedPartitions[i].Partitions)
-	}
-	slices.SortStableFunc(m.AssignedPartitions, func(a, b NamedTopicPartitions) int { return strings.Compare(a.Topic, b.Topic) })
-	return m
-}
-
 // ReplayGroupMetadata replays a GroupMetadataValue (record 2): it builds a new classic group
 // and puts it in place of any group with that id, whatever its type. State is Empty without
 // members, Stable otherwise; a null leader becomes the first member; a rebalance timeout of
 // -1 becomes the session timeout. It fails as ClassicGroup.add does: a static instance id
 // used twice, or a member whose protocol is not supported by all members already added
 // (which only happens when a member id repeats and more members follow).
+//
+// A value equal to the classic group in place changes nothing; members equal to the ones in
+// place are kept as they are, and with v.DecodeProtocol set only members whose protocol bytes
+// changed are decoded.
 func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
+	s.touch(groupID)
+	old, _ := s.groups[groupID].(*classicGroup)
+	members, err := s.classicMembers(groupID, v, old)
+	if err != nil {
+		return err
+	}
+	leader := v.Leader
+	if leader == nil && len(v.Members) > 0 {
+		leader = &v.Members[0].MemberID
+	}
+	if old != nil && old.same(v, leader, members) {
+		return nil
+	}
 	g := &classicGroup{
-		protocolType:          v.ProtocolType,
+		protocolType:          s.intern(v.ProtocolType),
 		generation:            v.Generation,
-		protocol:              cloneStrPtr(v.Protocol),
-		leader:                cloneStrPtr(v.Leader),
+		protocol:              keepStrPtr(nil, v.Protocol),
+		leader:                keepStrPtr(nil, leader),
 		currentStateTimestamp: v.CurrentStateTimestamp,
 	}
-	byID := make(map[string]int, len(v.Members))
-	statics := map[string]bool{}
+	if len(members) > 0 {
+		g.members = make([]ClassicMember, len(members))
+		for i := range members {
+			g.members[i] = s.keepClassicMember(old, &members[i])
+		}
+	}
+	s.groups[strings.Clone(groupID)] = g
+	return nil
+}
+
+// classicMembers validates the members of v as ClassicGroup.add does and returns them
+// normalized (the display lists sorted), the last of a repeated id kept, sorted by id: in
+// scratch memory.
+func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classicGroup) ([]ClassicMember, error) {
+	sc := s.scr()
+	if sc.memberIdx == nil {
+		sc.memberIdx, sc.statics = map[string]int{}, map[string]bool{}
+	}
+	clear(sc.memberIdx)
+	clear(sc.statics)
+	out, strs, named := sc.classic[:0], sc.strs[:0], sc.named[:0]
+	decode := v.DecodeProtocol != nil && v.ProtocolType == "consumer"
 	supported := 0 // supportedProtocols count of the single protocol every loaded member has
 	for _, in := range v.Members {
 		r := rec{typ: recordTypeGroupMetadata, group: groupID, member: in.MemberID}
 		if in.GroupInstanceID != nil {
-			if statics[*in.GroupInstanceID] {
-				return r.err(ErrClassicGroupAdd, illegalState, "static member with groupInstanceId=%s cannot be added to group %s since it is already a member", *in.GroupInstanceID, groupID)
+			if sc.statics[*in.GroupInstanceID] {
+				return nil, r.err(ErrClassicGroupAdd, illegalState, "static member with groupInstanceId=%s cannot be added to group %s since it is already a member", *in.GroupInstanceID, groupID)
 			}
-			statics[*in.GroupInstanceID] = true
+			sc.statics[*in.GroupInstanceID] = true
 		}
 		// The protocol type check cannot fail here: the first member sets the group's type to
 		// the value's protocol type, which every member shares.
-		if supported != len(byID) {
-			return r.err(ErrClassicGroupAdd, illegalState, "none of the member's protocols can be supported (member id repeated in the GroupMetadata value)")
+		if supported != len(sc.memberIdx) {
+			return nil, r.err(ErrClassicGroupAdd, illegalState, "none of the member's protocols can be supported (member id repeated in the GroupMetadata value)")
 		}
-		if g.leader == nil {
-			id := in.MemberID
-			g.leader = &id
+		m := in
+		if decode {
+			if om := old.decodedMember(m.MemberID, m.Subscription, m.Assignment); om != nil {
+				m.ProtocolDecoded, m.SubscribedTopics, m.AssignedPartitions = om.ProtocolDecoded, om.SubscribedTopics, om.AssignedPartitions
+			} else {
+				// Through scratch memory: m itself would escape to the heap.
+				sc.decoded = m
+				v.DecodeProtocol(&sc.decoded)
+				m = sc.decoded
+				sc.decoded = ClassicMember{}
+			}
 		}
-		m := in.normalized()
+		// normalized, in scratch memory
+		if len(m.SubscribedTopics) > 0 {
+			start := len(strs)
+			strs = append(strs, m.SubscribedTopics...)
+			set := strs[start:]
+			slices.Sort(set)
+			set = slices.Compact(set)
+			strs = strs[:start+len(set)]
+			m.SubscribedTopics = set[:len(set):len(set)]
+		} else {
+			m.SubscribedTopics = nil
+		}
+		if len(m.AssignedPartitions) > 0 {
+			start := len(named)
+			for _, tp := range m.AssignedPartitions {
+				named = append(named, NamedTopicPartitions{Topic: tp.Topic, Partitions: appendSet(&sc.ints, tp.Partitions)})
+			}
+			l := named[start:len(named):len(named)]
+			slices.SortStableFunc(l, func(a, b NamedTopicPartitions) int { return strings.Compare(a.Topic, b.Topic) })
+			m.AssignedPartitions = l
+		} else {
+			m.AssignedPartitions = nil
+		}
 		if m.RebalanceTimeoutMs == -1 {
 			m.RebalanceTimeoutMs = m.SessionTimeoutMs
 		}
-		if i, ok := byID[m.MemberID]; ok {
-			g.members[i] = m
+		if i, ok := sc.memberIdx[m.MemberID]; ok {
+			out[i] = m
 		} else {
-			byID[m.MemberID] = len(g.members)
-			g.members = append(g.members, m)
+			sc.memberIdx[m.MemberID] = len(out)
+			out = append(out, m)
 		}
 		supported++
 	}
-	slices.SortFunc(g.members, func(a, b ClassicMember) int { return strings.Compare(a.MemberID, b.MemberID) })
-	s.groups[groupID] = g
+	slices.SortFunc(out, func(a, b ClassicMember) int { return strings.Compare(a.MemberID, b.MemberID) })
+	sc.classic, sc.strs, sc.named = out, strs, named
+	return out, nil
+}
+
+// decodedMember returns g's member id when g is a consumer-protocol group and the member has
+// exactly these protocol bytes: its decoded lists are what decoding them again would give.
+func (g *classicGroup) decodedMember(id string, sub, asg []byte) *ClassicMember {
+	if g == nil || g.protocolType != "consumer" {
+		return nil
+	}
+	if m := g.memberByID(id); m != nil && bytes.Equal(m.Subscription, sub) && bytes.Equal(m.Assignment, asg) {
+		return m
+	}
 	return nil
+}
+
+func (g *classicGroup) memberByID(id string) *ClassicMember {
+	i, ok := slices.BinarySearchFunc(g.members, id, func(m ClassicMember, id string) int { return strings.Compare(m.MemberID, id) })
+	if !ok {
+		return nil
+	}
+	return &g.members[i]
+}
+
+// same reports whether g is the group that v (with the leader it gets, and its normalized
+// members) builds.
+func (g *classicGroup) same(v ClassicGroupValue, leader *string, members []ClassicMember) bool {
+	return g.protocolType == v.ProtocolType && g.generation == v.Generation && sameStrPtr(g.protocol, v.Protocol) &&
+		sameStrPtr(g.leader, leader) && g.currentStateTimestamp == v.CurrentStateTimestamp &&
+		slices.EqualFunc(g.members, members, sameClassicMember)
+}
+
+// sameClassicMember compares a stored member with a normalized one (empty lists and bytes
+// are nil when stored, so they compare by length).
+func sameClassicMember(a, b ClassicMember) bool {
+	return a.MemberID == b.MemberID && sameStrPtr(a.GroupInstanceID, b.GroupInstanceID) && a.ClientID == b.ClientID &&
+		a.ClientHost == b.ClientHost && a.RebalanceTimeoutMs == b.RebalanceTimeoutMs && a.SessionTimeoutMs == b.SessionTimeoutMs &&
+		bytes.Equal(a.Subscription, b.Subscription) && bytes.Equal(a.Assignment, b.Assignment) && a.ProtocolDecoded == b.ProtocolDecoded &&
+		slices.Equal(a.SubscribedTopics, b.SubscribedTopics) &&
+		slices.EqualFunc(a.AssignedPartitions, b.AssignedPartitions, func(x, y NamedTopicPartitions) bool {
+			return x.Topic == y.Topic && slices.Equal(x.Partitions, y.Partitions)
+		})
+}
+
+// keepClassicMember returns the member of old equal to the normalized m, else a copy of m
+// in the state's memory.
+func (s *State) keepClassicMember(old *classicGroup, m *ClassicMember) ClassicMember {
+	if old != nil {
+		if om := old.memberByID(m.MemberID); om != nil && sameClassicMember(*om, *m) {
+			return *om
+		}
+	}
+	c := m.clone()
+	c.MemberID, c.ClientID, c.ClientHost = strings.Clone(m.MemberID), strings.Clone(m.ClientID), strings.Clone(m.ClientHost)
+	c.GroupInstanceID = keepStrPtr(nil, m.GroupInstanceID)
+	for i := range c.SubscribedTopics {
+		c.SubscribedTopics[i] = s.intern(c.SubscribedTopics[i])
+	}
+	for i := range c.AssignedPartitions {
+		c.AssignedPartitions[i].Topic = s.intern(c.AssignedPartitions[i].Topic)
+	}
+	return c
 }
 
 // ReplayGroupMetadataTombstone replays a GroupMetadata tombstone (record 2): the group is

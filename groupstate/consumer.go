@@ -1,6 +1,10 @@
 package groupstate
 
-import "slices"
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
 
 // ConsumerGroupMetadataValue is the value of record 3.
 type ConsumerGroupMetadataValue struct {
@@ -34,7 +38,7 @@ func (c *ClassicMemberMetadata) clone() *ClassicMemberMetadata {
 	if len(c.SupportedProtocols) > 0 {
 		out.SupportedProtocols = make([]ClassicProtocol, len(c.SupportedProtocols))
 		for i, p := range c.SupportedProtocols {
-			out.SupportedProtocols[i] = ClassicProtocol{Name: p.Name, Metadata: cloneBytes(p.Metadata)}
+			out.SupportedProtocols[i] = ClassicProtocol{Name: strings.Clone(p.Name), Metadata: cloneBytes(p.Metadata)}
 		}
 	}
 	return out
@@ -148,6 +152,7 @@ func (g *consumerGroup) init(v KafkaVersion) {
 // a simple classic group is replaced), with the common case, an existing consumer group,
 // first: a plain function, as cheap per record as the lookup before the shared core.
 func (s *State) lookupConsumer(r rec, create bool) (g *consumerGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*consumerGroup); ok {
 		return g, false, nil
 	}
@@ -178,11 +183,23 @@ func newConsumerMember(id string) *ConsumerMember {
 	}
 }
 
-func (g *consumerGroup) memberOrNew(id string) ConsumerMember {
-	if m, ok := g.members[id]; ok {
-		return *m
+// member returns the member id, created with the builder's defaults (under a copy of id)
+// when missing.
+func (g *consumerGroup) member(id string) *ConsumerMember {
+	if m := g.members[id]; m != nil {
+		return m
 	}
-	return *newConsumerMember(id)
+	m := newConsumerMember(strings.Clone(id))
+	g.members[m.MemberID] = m
+	return m
+}
+
+// ownMemberID is the group's copy of a member id: the member's, else a new one.
+func (g *consumerGroup) ownMemberID(id string) string {
+	if m := g.members[id]; m != nil {
+		return m.MemberID
+	}
+	return strings.Clone(id)
 }
 
 // ReplayConsumerGroupMetadata replays record 3: get or create the consumer group, set its
@@ -220,7 +237,7 @@ func (s *State) ReplayConsumerGroupPartitionMetadata(groupID string, v ConsumerG
 		return err
 	}
 	if s.version.storesSubscriptionMetadata() {
-		g.subscriptionMetadata = topicMetadataMap(v.Topics)
+		g.subscriptionMetadata = s.ownTopicMetadataMap(g.subscriptionMetadata, v.Topics)
 	} else {
 		g.hasSubscriptionMetadataRecord = true
 	}
@@ -234,6 +251,36 @@ func topicMetadataMap(topics []TopicMetadata) map[string]TopicMetadata {
 	}
 	m := make(map[string]TopicMetadata, len(topics))
 	for _, t := range topics {
+		m[t.TopicName] = t
+	}
+	return m
+}
+
+// ownTopicMetadataMap is topicMetadataMap with the names copied into the state's memory; it
+// returns old when old already holds exactly topics (whose names all differ).
+func (s *State) ownTopicMetadataMap(old map[string]TopicMetadata, topics []TopicMetadata) map[string]TopicMetadata {
+	if len(topics) == 0 {
+		return nil
+	}
+	if len(old) == len(topics) {
+		same := true
+		names := s.scr().strs[:0]
+		for _, t := range topics {
+			if o, ok := old[t.TopicName]; !ok || o != t {
+				same = false
+				break
+			}
+			names = append(names, t.TopicName)
+		}
+		s.sc.strs = names
+		slices.Sort(names)
+		if same && len(slices.Compact(names)) == len(topics) {
+			return old
+		}
+	}
+	m := make(map[string]TopicMetadata, len(topics))
+	for _, t := range topics {
+		t.TopicName = s.intern(t.TopicName)
 		m[t.TopicName] = t
 	}
 	return m
@@ -262,19 +309,31 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 	if err != nil {
 		return err
 	}
-	m := g.memberOrNew(memberID)
-	m.InstanceID = cloneStrPtr(v.InstanceID)
-	m.RackID = cloneStrPtr(v.RackID)
-	m.ClientID = v.ClientID
-	m.ClientHost = v.ClientHost
-	m.SubscribedTopicNames = stringSet(v.SubscribedTopicNames)
-	m.SubscribedTopicRegex = cloneStrPtr(v.SubscribedTopicRegex)
+	m := g.member(memberID)
+	m.InstanceID = keepStrPtr(m.InstanceID, v.InstanceID)
+	m.RackID = keepStrPtr(m.RackID, v.RackID)
+	m.ClientID = keepStr(m.ClientID, v.ClientID)
+	m.ClientHost = keepStr(m.ClientHost, v.ClientHost)
+	m.SubscribedTopicNames = s.keepStrings(m.SubscribedTopicNames, s.scr().canonStrings(v.SubscribedTopicNames))
+	m.SubscribedTopicRegex = keepStrPtr(m.SubscribedTopicRegex, v.SubscribedTopicRegex)
 	m.RebalanceTimeoutMs = v.RebalanceTimeoutMs
-	m.ServerAssignor = cloneStrPtr(v.ServerAssignor)
-	m.ClassicMemberMetadata = v.ClassicMemberMetadata.clone()
-	g.members[memberID] = &m
+	m.ServerAssignor = keepStrPtr(m.ServerAssignor, v.ServerAssignor)
+	if !m.ClassicMemberMetadata.same(v.ClassicMemberMetadata) {
+		m.ClassicMemberMetadata = v.ClassicMemberMetadata.clone()
+	}
 	s.install(groupID, g, fresh)
 	return nil
+}
+
+// same reports whether c and d hold the same metadata (as clone stores it: empty lists are
+// nil, so they compare by length).
+func (c *ClassicMemberMetadata) same(d *ClassicMemberMetadata) bool {
+	if c == nil || d == nil {
+		return c == d
+	}
+	return c.SessionTimeoutMs == d.SessionTimeoutMs && slices.EqualFunc(c.SupportedProtocols, d.SupportedProtocols, func(a, b ClassicProtocol) bool {
+		return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
+	})
 }
 
 // ReplayConsumerGroupMemberMetadataTombstone replays a record 5 tombstone: the member must
@@ -332,14 +391,18 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMember(groupID, memberID stri
 	if err != nil {
 		return err
 	}
-	tps, dup := topicPartitionSets(partitions, true)
-	if dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", dup)
+	tps, repeated := s.scr().canonTopicPartitions(partitions)
+	if repeated {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", firstRepeated(partitions, topicOf))
 	}
-	g.target[memberID] = tps
+	if old, had := g.target[memberID]; !had || !sameTopicPartitions(old, tps) {
+		g.target[g.ownMemberID(memberID)] = ownTopicPartitions(tps)
+	}
 	s.install(groupID, g, fresh)
 	return nil
 }
+
+func topicOf(t TopicPartitions) Uuid { return t.TopicID }
 
 // ReplayConsumerGroupTargetAssignmentMemberTombstone replays a record 7 tombstone.
 func (s *State) ReplayConsumerGroupTargetAssignmentMemberTombstone(groupID, memberID string) error {
@@ -352,45 +415,41 @@ func (s *State) ReplayConsumerGroupTargetAssignmentMemberTombstone(groupID, memb
 	return nil
 }
 
-// consumerAssignment converts record 8 partitions. Up to 4.2 a repeated topic id fails
-// (Collectors.toMap) and no epochs are kept; from 4.3 the last entry wins and each partition
-// gets its AssignmentEpochs entry, or max(memberEpoch, 0) when the list is absent or of
-// another length.
-func (s *State) consumerAssignment(r rec, in []TopicPartitionsWithEpochs, memberEpoch int32) ([]TopicPartitionsWithEpochs, error) {
+// consumerAssignment is the canonical form of record 8 partitions, in the scratch list i. Up
+// to 4.2 a repeated topic id fails (Collectors.toMap) and no epochs are kept; from 4.3 the
+// last entry wins and each partition gets its AssignmentEpochs entry, or max(memberEpoch, 0)
+// when the list is absent or of another length.
+func (s *State) consumerAssignment(r rec, i int, in []TopicPartitionsWithEpochs, memberEpoch int32) ([]TopicPartitionsWithEpochs, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
+	sc := s.sc
 	withEpochs := s.version.hasConsumerPartitionEpochs()
-	idx := map[Uuid]int{}
-	var out []TopicPartitionsWithEpochs
 	def := max(memberEpoch, 0)
+	l := sc.tpes[i][:0]
 	for _, tp := range in {
-		var e TopicPartitionsWithEpochs
-		e.TopicID = tp.TopicID
+		e := TopicPartitionsWithEpochs{TopicID: tp.TopicID}
 		if withEpochs {
-			eps := tp.AssignmentEpochs
-			useList := eps != nil && len(eps) == len(tp.Partitions)
-			e.Partitions, e.AssignmentEpochs = partitionEpochs(tp.Partitions, func(i int) int32 {
-				if useList {
-					return eps[i]
-				}
-				return def
-			})
+			e.Partitions, e.AssignmentEpochs = sc.appendPartitionEpochs(tp.Partitions, tp.AssignmentEpochs, def)
 		} else {
-			e.Partitions = int32Set(tp.Partitions)
+			e.Partitions = appendSet(&sc.ints, tp.Partitions)
 		}
-		if i, ok := idx[tp.TopicID]; ok {
-			if !withEpochs {
-				return nil, r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment", tp.TopicID)
-			}
-			out[i] = e
-			continue
-		}
-		idx[tp.TopicID] = len(out)
-		out = append(out, e)
+		l = append(l, e)
 	}
-	slices.SortFunc(out, func(a, b TopicPartitionsWithEpochs) int { return a.TopicID.Compare(b.TopicID) })
+	sc.tpes[i] = l
+	out, repeated := canonKeyed(l, byTopicIDWithEpochs)
+	if repeated && !withEpochs {
+		return nil, r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment",
+			firstRepeated(in, func(t TopicPartitionsWithEpochs) Uuid { return t.TopicID }))
+	}
 	return out, nil
+}
+
+func keepTopicPartitionsWithEpochs(old, c []TopicPartitionsWithEpochs) []TopicPartitionsWithEpochs {
+	if sameTopicPartitionsWithEpochs(old, c) {
+		return old
+	}
+	return ownTopicPartitionsWithEpochs(c)
 }
 
 // ReplayConsumerGroupCurrentMemberAssignment replays record 8: get or create the group and
@@ -401,21 +460,21 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID str
 	if err != nil {
 		return err
 	}
-	assigned, err := s.consumerAssignment(r, v.AssignedPartitions, v.MemberEpoch)
+	s.scr()
+	assigned, err := s.consumerAssignment(r, 0, v.AssignedPartitions, v.MemberEpoch)
 	if err != nil {
 		return err
 	}
-	pending, err := s.consumerAssignment(r, v.PartitionsPendingRevocation, v.MemberEpoch)
+	pending, err := s.consumerAssignment(r, 1, v.PartitionsPendingRevocation, v.MemberEpoch)
 	if err != nil {
 		return err
 	}
-	m := g.memberOrNew(memberID)
+	m := g.member(memberID)
 	m.MemberEpoch = v.MemberEpoch
 	m.PreviousMemberEpoch = v.PreviousMemberEpoch
 	m.State = consumerMemberState(v.State)
-	m.AssignedPartitions = assigned
-	m.PartitionsPendingRevocation = pending
-	g.members[memberID] = &m
+	m.AssignedPartitions = keepTopicPartitionsWithEpochs(m.AssignedPartitions, assigned)
+	m.PartitionsPendingRevocation = keepTopicPartitionsWithEpochs(m.PartitionsPendingRevocation, pending)
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -429,14 +488,10 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, mem
 		return err
 	}
 	s.install(groupID, g, fresh)
-	old, ok := g.members[memberID]
-	if !ok {
-		return nil
+	if m := g.members[memberID]; m != nil {
+		m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
+		m.AssignedPartitions, m.PartitionsPendingRevocation = nil, nil
 	}
-	m := *old
-	m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
-	m.AssignedPartitions, m.PartitionsPendingRevocation = nil, nil
-	g.members[memberID] = &m
 	return nil
 }
 
@@ -446,7 +501,15 @@ func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v Re
 	if err != nil {
 		return err
 	}
-	g.regexes[regex] = ResolvedRegularExpression{Regex: regex, Topics: stringSet(v.Topics), Version: v.Version, Timestamp: v.Timestamp}
+	old, had := g.regexes[regex]
+	topics := s.scr().canonStrings(v.Topics)
+	if !had || !sameStrings(old.Topics, topics) || old.Version != v.Version || old.Timestamp != v.Timestamp {
+		re := ResolvedRegularExpression{Regex: old.Regex, Topics: s.keepStrings(old.Topics, topics), Version: v.Version, Timestamp: v.Timestamp}
+		if !had {
+			re.Regex = strings.Clone(regex)
+		}
+		g.regexes[re.Regex] = re
+	}
 	s.install(groupID, g, fresh)
 	return nil
 }

@@ -11,7 +11,12 @@
 // (see fact sheet section 4.2 and KafkaVersion). It is read through its View (State.View):
 // every accessor and no mutator, and all that package replay hands out. Mutators take
 // groupstate's own plain value types: package replay decodes records with recordcodec and
-// converts them. The rules:
+// converts them, into memory it reuses from record to record, with strings that alias the
+// batch being read. So a mutator never keeps its inputs: it copies what it keeps, and a
+// record that repeats what the state holds (a member's unchanged metadata or tasks, an
+// unchanged target assignment or group) changes nothing and allocates nothing
+// (scratch.go: canonical forms are built in reused scratch memory and compared first).
+// The rules:
 //
 //   - A value creates its group (and member) on demand, whatever the record order; a
 //     tombstone for a missing group or member is ignored.
@@ -82,6 +87,11 @@
 //   - Views are deep copies (ClassicGroup, ConsumerGroup, Group, Dump, ...); nothing a
 //     caller holds aliases the state's mutable parts (strings, which never change, may be
 //     shared).
+//   - Nothing in the state aliases a mutator's input. Stored lists, strings and string
+//     pointees are immutable once stored, so that an unchanged list is kept when its
+//     neighbours change and may be shared (a streams member's current standby or warm-up
+//     tasks with its target's); members and their task holders are updated in place and are
+//     referenced from one place only.
 //   - Committed offsets are struct values in per-group maps keyed by (topic, partition),
 //     with topic names interned per group: no per-offset pointer or map.
 //   - The open-transactions index always equals what the pending map implies: producer p is

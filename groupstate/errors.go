@@ -93,7 +93,9 @@ type rec struct {
 
 func (r rec) err(kind error, exception, format string, args ...any) *ReplayError {
 	return &ReplayError{
-		Kind: kind, RecordType: r.typ, Tombstone: r.tombstone, GroupID: r.group,
-		MemberID: r.member, Reason: fmt.Sprintf(format, args...), Exception: exception,
+		// The ids may alias a read buffer (scratch.go): the error, which outlives the
+		// record, copies them.
+		Kind: kind, RecordType: r.typ, Tombstone: r.tombstone, GroupID: strings.Clone(r.group),
+		MemberID: strings.Clone(r.member), Reason: fmt.Sprintf(format, args...), Exception: exception,
 	}
 }

@@ -1,5 +1,7 @@
 package groupstate
 
+import "strings"
+
 // The consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups share a core, as
 // Kafka's ConsumerGroup, ShareGroup and StreamsGroup share ModernGroup<T extends
 // ModernGroupMember> (group-coordinator modern/ModernGroup.java): the group epoch, the
@@ -30,7 +32,7 @@ type modernGroup[M, T any] struct {
 	metadataHash        int64
 	assignmentEpoch     int32
 	assignmentTimestamp int64
-	members             map[string]*M // immutable once stored: replays store a new one
+	members             map[string]*M // each updated in place (scratch.go), keyed by its own id
 	target              map[string]T  // by member id; the member need not exist
 }
 
@@ -159,11 +161,11 @@ func newModern[G any, P modernGroupPtr[G]](s *State) P {
 	return g
 }
 
-// install adds a group that a lookup created (fresh); it is a no-op for a group already in
-// the map.
+// install adds a group that a lookup created (fresh), under a copy of its id (which may
+// alias a read buffer); it is a no-op for a group already in the map.
 func (s *State) install(id string, g group, fresh bool) {
 	if fresh {
-		s.groups[id] = g
+		s.groups[strings.Clone(id)] = g
 	}
 }
 

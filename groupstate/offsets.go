@@ -67,6 +67,14 @@ func (r TxnResult) String() string {
 // producerID == NoProducerID the offset is committed at once, otherwise it waits in the
 // pending map of that producer until its transaction marker. It never fails.
 func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topic string, partition int32, v OffsetCommitValue) error {
+	s.touch(groupID)
+	if s.keepOffset != nil && !s.keepOffset(groupID, topic, partition) {
+		// Not kept (SetOffsetFilter): only the commit's effect on groups.
+		if _, ok := s.groups[groupID]; !ok {
+			s.groups[strings.Clone(groupID)] = &classicGroup{protocolType: "", currentStateTimestamp: -1}
+		}
+		return nil
+	}
 	if producerID == NoProducerID && s.lastOffsets != nil && groupID == s.lastGroup {
 		// The same group as the previous commit: it exists and has its offsets map.
 		gm := s.lastOffsets
@@ -89,7 +97,9 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 		s.putOffset(groupID, topic, partition, om)
 		return nil
 	}
-	k := offsetKey{groupID, topic, partition}
+	// The names may alias a read buffer: the pending map and the open-transactions index key
+	// by the state's own copies.
+	k := offsetKey{s.intern(groupID), s.intern(topic), partition}
 	p := s.pending[producerID]
 	if p == nil {
 		p = map[offsetKey]OffsetAndMetadata{}
@@ -107,7 +117,7 @@ func (s *State) offsetValue(recordOffset int64, v OffsetCommitValue) OffsetAndMe
 	om := OffsetAndMetadata{
 		CommittedOffset: v.Offset,
 		LeaderEpoch:     v.LeaderEpoch,
-		Metadata:        v.Metadata,
+		Metadata:        strings.Clone(v.Metadata), // may alias a read buffer
 		CommitTimestamp: v.CommitTimestamp,
 		ExpireTimestamp: v.ExpireTimestamp,
 		RecordOffset:    recordOffset,
@@ -129,6 +139,7 @@ func (gm *groupOffsets) intern(topic string) string {
 }
 
 func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
+	s.touch(groupID)
 	gm := s.offsets[groupID]
 	if gm == nil {
 		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
@@ -150,6 +161,10 @@ func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMe
 // committed offset and the pending transactional offsets of every open transaction for the
 // same group, topic and partition. Groups are not touched. It never fails.
 func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int32) error {
+	s.touch(groupID)
+	if s.keepOffset != nil && !s.keepOffset(groupID, topic, partition) {
+		return nil // nothing of the key is stored (SetOffsetFilter)
+	}
 	if gm := s.offsets[groupID]; gm != nil {
 		s.unpackOffsets(gm)
 		n := len(gm.byTP)
@@ -166,6 +181,16 @@ func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int
 	}
 	delete(s.open, k)
 	return nil
+}
+
+// SetOffsetFilter makes the state keep only the committed and pending offsets of the keys
+// (group, topic, partition) that keep accepts; nil keeps every offset. The commits of other
+// keys still have their effect on groups (a commit for an unknown group creates its implicit
+// group); their offsets, tombstones and pending entries are not kept. It serves proofs that
+// compare the offsets of a large log part by part (replay/audit): a filtered state is not a
+// whole state, and its image is not a snapshot of the log. Set it before the first record.
+func (s *State) SetOffsetFilter(keep func(group, topic string, partition int32) bool) {
+	s.keepOffset = keep
 }
 
 // ReplayEndTransactionMarker replays a COMMIT or ABORT control record of producerID. The

@@ -1,6 +1,9 @@
 package groupstate
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // ShareGroupMetadataValue is the value of record 11.
 type ShareGroupMetadataValue struct {
@@ -124,6 +127,7 @@ func (*shareGroup) groupType() GroupType { return GroupTypeShare }
 // GroupIdNotFoundException (Kafka 4.0 did not catch it), reported as ErrGroupNotFound.
 // The common case, an existing share group, comes first (as in lookupConsumer).
 func (s *State) lookupShare(r rec, create bool) (g *shareGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*shareGroup); ok {
 		return g, false, nil
 	}
@@ -143,13 +147,23 @@ func (g *shareGroup) state() string {
 	return StateStable
 }
 
-// memberOrNew returns a copy of the member or a new one with ShareGroupMember.Builder's
-// defaults (epoch 0, previous epoch -1, state STABLE).
-func (g *shareGroup) memberOrNew(id string) ShareMember {
-	if m, ok := g.members[id]; ok {
-		return *m
+// member returns the member id, created with ShareGroupMember.Builder's defaults (epoch 0,
+// previous epoch -1, state STABLE; under a copy of id) when missing.
+func (g *shareGroup) member(id string) *ShareMember {
+	if m := g.members[id]; m != nil {
+		return m
 	}
-	return ShareMember{MemberID: id, PreviousMemberEpoch: -1, State: MemberStable}
+	m := &ShareMember{MemberID: strings.Clone(id), PreviousMemberEpoch: -1, State: MemberStable}
+	g.members[m.MemberID] = m
+	return m
+}
+
+// ownMemberID is the group's copy of a member id: the member's, else a new one.
+func (g *shareGroup) ownMemberID(id string) string {
+	if m := g.members[id]; m != nil {
+		return m.MemberID
+	}
+	return strings.Clone(id)
 }
 
 // createOnValue is the create flag of records 12, 13 and 14: Kafka 4.0 never creates.
@@ -162,12 +176,11 @@ func (s *State) ReplayShareGroupMemberMetadata(groupID, memberID string, v Share
 	if err != nil {
 		return err
 	}
-	m := g.memberOrNew(memberID)
-	m.RackID = cloneStrPtr(v.RackID)
-	m.ClientID = v.ClientID
-	m.ClientHost = v.ClientHost
-	m.SubscribedTopicNames = stringSet(v.SubscribedTopicNames)
-	g.members[memberID] = &m
+	m := g.member(memberID)
+	m.RackID = keepStrPtr(m.RackID, v.RackID)
+	m.ClientID = keepStr(m.ClientID, v.ClientID)
+	m.ClientHost = keepStr(m.ClientHost, v.ClientHost)
+	m.SubscribedTopicNames = s.keepStrings(m.SubscribedTopicNames, s.scr().canonStrings(v.SubscribedTopicNames))
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -255,11 +268,13 @@ func (s *State) ReplayShareGroupTargetAssignmentMember(groupID, memberID string,
 	if err != nil {
 		return err
 	}
-	tps, dup := topicPartitionSets(partitions, true)
-	if dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", dup)
+	tps, repeated := s.scr().canonTopicPartitions(partitions)
+	if repeated {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the target assignment", firstRepeated(partitions, topicOf))
 	}
-	g.target[memberID] = tps
+	if old, had := g.target[memberID]; !had || !sameTopicPartitions(old, tps) {
+		g.target[g.ownMemberID(memberID)] = ownTopicPartitions(tps)
+	}
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -286,16 +301,17 @@ func (s *State) ReplayShareGroupCurrentMemberAssignment(groupID, memberID string
 	if _, ok := g.members[memberID]; !ok && s.version.shareStrictLookup() {
 		return errMemberNotFound(r)
 	}
-	tps, dup := topicPartitionSets(v.AssignedPartitions, true)
-	if dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment", dup)
+	tps, repeated := s.scr().canonTopicPartitions(v.AssignedPartitions)
+	if repeated {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the current assignment", firstRepeated(v.AssignedPartitions, topicOf))
 	}
-	m := g.memberOrNew(memberID)
+	m := g.member(memberID)
 	m.MemberEpoch = v.MemberEpoch
 	m.PreviousMemberEpoch = v.PreviousMemberEpoch
 	m.State = consumerMemberState(v.State)
-	m.AssignedPartitions = tps
-	g.members[memberID] = &m
+	if !sameTopicPartitions(m.AssignedPartitions, tps) {
+		m.AssignedPartitions = ownTopicPartitions(tps)
+	}
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -308,7 +324,7 @@ func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, member
 	if err != nil || g == nil {
 		return err
 	}
-	old, ok := g.members[memberID]
+	m, ok := g.members[memberID]
 	if !ok && s.version.shareStrictLookup() {
 		return errMemberNotFound(r)
 	}
@@ -316,10 +332,8 @@ func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, member
 	if !ok {
 		return nil
 	}
-	m := *old
 	m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
 	m.AssignedPartitions = nil
-	g.members[memberID] = &m
 	return nil
 }
 
@@ -344,7 +358,7 @@ func (s *State) shareGroupPartitionMetadata(groupID string, topics []TopicMetada
 	if err != nil {
 		return err
 	}
-	g.subscriptionMetadata = topicMetadataMap(topics)
+	g.subscriptionMetadata = s.ownTopicMetadataMap(g.subscriptionMetadata, topics)
 	return nil
 }
 
@@ -362,40 +376,64 @@ func (s *State) ReplayShareGroupStatePartitionMetadata(groupID string, v ShareSt
 	if err != nil {
 		return err
 	}
-	md := ShareStatePartitionMetadata{GroupID: groupID}
-	var dup *Uuid
-	if md.InitializingTopics, dup = topicInfoMap(v.InitializingTopics); dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the initializing topics", dup)
+	sc := s.scr()
+	var c [2][]TopicPartitionsInfo
+	for i, in := range [2][]TopicPartitionsInfo{v.InitializingTopics, v.InitializedTopics} {
+		if len(in) == 0 {
+			continue
+		}
+		l := sc.infos[i][:0]
+		for _, t := range in {
+			l = append(l, TopicPartitionsInfo{TopicID: t.TopicID, TopicName: t.TopicName, Partitions: appendSet(&sc.ints, t.Partitions)})
+		}
+		sc.infos[i] = l
+		var repeated bool
+		if c[i], repeated = canonKeyed(l, func(a, b TopicPartitionsInfo) int { return a.TopicID.Compare(b.TopicID) }); repeated {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the %s topics",
+				firstRepeated(in, func(t TopicPartitionsInfo) Uuid { return t.TopicID }), [2]string{"initializing", "initialized"}[i])
+		}
 	}
-	if md.InitializedTopics, dup = topicInfoMap(v.InitializedTopics); dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate topic id %s in the initialized topics", dup)
+	var deleting []Uuid
+	if len(v.DeletingTopics) > 0 {
+		deleting = sc.uuids[:0]
+		for _, t := range v.DeletingTopics {
+			deleting = append(deleting, t.TopicID)
+		}
+		sc.uuids = deleting
+		slices.SortFunc(deleting, Uuid.Compare)
+		deleting = slices.Compact(deleting)
 	}
-	for _, t := range v.DeletingTopics {
-		md.DeletingTopicIDs = append(md.DeletingTopicIDs, t.TopicID)
+	old, had := s.shareStateMeta[groupID]
+	if !had || !sameTopicInfos15(old.InitializingTopics, c[0]) || !sameTopicInfos15(old.InitializedTopics, c[1]) ||
+		!((old.DeletingTopicIDs == nil) == (deleting == nil) && slices.Equal(old.DeletingTopicIDs, deleting)) {
+		md := ShareStatePartitionMetadata{GroupID: old.GroupID, InitializingTopics: s.ownTopicInfos15(c[0]), InitializedTopics: s.ownTopicInfos15(c[1])}
+		if !had {
+			md.GroupID = strings.Clone(groupID)
+		}
+		if deleting != nil {
+			md.DeletingTopicIDs = slices.Clone(deleting)
+		}
+		s.shareStateMeta[md.GroupID] = md
 	}
-	slices.SortFunc(md.DeletingTopicIDs, Uuid.Compare)
-	md.DeletingTopicIDs = slices.Compact(md.DeletingTopicIDs)
 	s.install(groupID, g, fresh)
-	s.shareStateMeta[groupID] = md
 	return nil
 }
 
-func topicInfoMap(in []TopicPartitionsInfo) ([]TopicPartitionsInfo, *Uuid) {
-	if len(in) == 0 {
-		return nil, nil
+func sameTopicInfos15(a, b []TopicPartitionsInfo) bool {
+	return (a == nil) == (b == nil) && slices.EqualFunc(a, b, func(x, y TopicPartitionsInfo) bool {
+		return x.TopicID == y.TopicID && x.TopicName == y.TopicName && sameInts(x.Partitions, y.Partitions)
+	})
+}
+
+func (s *State) ownTopicInfos15(c []TopicPartitionsInfo) []TopicPartitionsInfo {
+	if c == nil {
+		return nil
 	}
-	seen := map[Uuid]bool{}
-	out := make([]TopicPartitionsInfo, 0, len(in))
-	for _, t := range in {
-		if seen[t.TopicID] {
-			id := t.TopicID
-			return nil, &id
-		}
-		seen[t.TopicID] = true
-		out = append(out, TopicPartitionsInfo{TopicID: t.TopicID, TopicName: t.TopicName, Partitions: int32Set(t.Partitions)})
+	out := make([]TopicPartitionsInfo, len(c))
+	for i, t := range c {
+		out[i] = TopicPartitionsInfo{TopicID: t.TopicID, TopicName: s.intern(t.TopicName), Partitions: cloneInt32s(t.Partitions)}
 	}
-	slices.SortFunc(out, func(a, b TopicPartitionsInfo) int { return a.TopicID.Compare(b.TopicID) })
-	return out, nil
+	return out
 }
 
 // ReplayShareGroupStatePartitionMetadataTombstone replays a record 15 tombstone: the entry

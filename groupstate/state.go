@@ -37,6 +37,15 @@ type State struct {
 	// damaged block a mutation unpacked (packed.go).
 	unchecked []uncheckedBlock
 	imageErr  error
+
+	// sc is the mutators' scratch memory and the interned names (scratch.go).
+	sc *scratch
+	// keepOffset, when set, selects the offsets the state keeps (SetOffsetFilter).
+	keepOffset func(group, topic string, partition int32) bool
+	// changed is, while an ImageCache is attached, the ids whose group or offsets a mutator
+	// touched since the cache's image (imagecache.go).
+	changed map[string]struct{}
+	cache   *ImageCache
 }
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or
@@ -46,6 +55,7 @@ func (s *State) forgetLastCommit() { s.lastGroup, s.lastOffsets, s.lastTopic = "
 // removeGroup deletes a group of any type. All removals go through here, so that the offset
 // commit memo (which assumes its group exists) can never outlive the group.
 func (s *State) removeGroup(groupID string) {
+	s.touch(groupID)
 	delete(s.groups, groupID)
 	s.forgetLastCommit()
 }

@@ -306,6 +306,7 @@ func (g *streamsGroup) init(v KafkaVersion) {
 // common case, an existing streams group on a version that replays the record, comes first
 // (as in lookupConsumer).
 func (s *State) lookupStreams(r rec, create bool) (g *streamsGroup, fresh bool, err error) {
+	s.touch(r.group)
 	if g, ok := s.groups[r.group].(*streamsGroup); ok && s.version.ReplaysRecordType(r.typ) {
 		return g, false, nil
 	}
@@ -333,11 +334,14 @@ func (g *streamsGroup) state(v KafkaVersion) string {
 	return StateStable
 }
 
-func (g *streamsGroup) memberOrNew(id string) StreamsMember {
-	if m, ok := g.members[id]; ok {
-		return *m
+// member returns the member id, created (uninitialized, under a copy of id) when missing.
+func (g *streamsGroup) member(id string) *StreamsMember {
+	if m := g.members[id]; m != nil {
+		return m
 	}
-	return StreamsMember{MemberID: id}
+	m := &StreamsMember{MemberID: strings.Clone(id)}
+	g.members[m.MemberID] = m
+	return m
 }
 
 // ReplayStreamsGroupMetadata replays record 17: get or create the streams group; set epoch,
@@ -351,15 +355,15 @@ func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadat
 	}
 	var cfg []KeyValue
 	if s.version.hasValidatedTopologyEpoch() {
-		var dup *string
-		if cfg, dup = keyValueMap(v.LastAssignmentConfigs, true); dup != nil {
-			return r.err(ErrDuplicateKey, illegalState, "duplicate key %q in the last assignment configs", *dup)
+		var repeated bool
+		if cfg, repeated = s.scr().canonKVs(v.LastAssignmentConfigs); repeated {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate key %q in the last assignment configs", firstRepeated(v.LastAssignmentConfigs, kvKey))
 		}
 	}
 	g.setGroupMetadata(v.Epoch, v.MetadataHash, true) // a plain field of record 17 from its first version
 	if s.version.hasValidatedTopologyEpoch() {
 		g.validatedTopologyEpoch = v.ValidatedTopologyEpoch
-		g.lastAssignmentConfigs = cfg
+		g.lastAssignmentConfigs = s.keepKVs(g.lastAssignmentConfigs, cfg)
 	}
 	if s.version.hasDescriptionEpochs() {
 		g.storedDescriptionTopologyEpoch = v.StoredDescriptionTopologyEpoch
@@ -393,16 +397,50 @@ func (s *State) ReplayStreamsGroupMemberMetadata(groupID, memberID string, v Str
 	if err != nil {
 		return err
 	}
-	md := v.clone()
-	var dup *string
-	if md.ClientTags, dup = keyValueMap(v.ClientTags, true); dup != nil {
-		return r.err(ErrDuplicateKey, illegalState, "duplicate client tag key %q", *dup)
+	tags, repeated := s.scr().canonKVs(v.ClientTags)
+	if repeated {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate client tag key %q", firstRepeated(v.ClientTags, kvKey))
 	}
-	m := g.memberOrNew(memberID)
-	m.Metadata = md
-	g.members[memberID] = &m
+	m := g.member(memberID)
+	if !m.Metadata.same(&v, tags) {
+		m.Metadata = s.keepStreamsMetadata(m.Metadata, &v, tags)
+	}
 	s.install(groupID, g, fresh)
 	return nil
+}
+
+func kvKey(kv KeyValue) string { return kv.Key }
+
+// same reports whether m (nil: no record 19 yet) holds v, whose client tags are the canonical
+// tags.
+func (m *StreamsMemberMetadata) same(v *StreamsMemberMetadata, tags []KeyValue) bool {
+	if m == nil {
+		return false
+	}
+	e, f := m.UserEndpoint, v.UserEndpoint
+	return sameStrPtr(m.InstanceID, v.InstanceID) && sameStrPtr(m.RackID, v.RackID) && m.ClientID == v.ClientID &&
+		m.ClientHost == v.ClientHost && m.RebalanceTimeoutMs == v.RebalanceTimeoutMs && m.TopologyEpoch == v.TopologyEpoch &&
+		m.ProcessID == v.ProcessID && (e == nil) == (f == nil) && (e == nil || *e == *f) && sameKVs(m.ClientTags, tags)
+}
+
+// keepStreamsMetadata is a new metadata holding v (with the canonical tags) in the state's
+// memory, sharing what it has in common with old.
+func (s *State) keepStreamsMetadata(old, v *StreamsMemberMetadata, tags []KeyValue) *StreamsMemberMetadata {
+	if old == nil {
+		old = &StreamsMemberMetadata{}
+	}
+	md := &StreamsMemberMetadata{
+		InstanceID: keepStrPtr(old.InstanceID, v.InstanceID), RackID: keepStrPtr(old.RackID, v.RackID),
+		ClientID: keepStr(old.ClientID, v.ClientID), ClientHost: keepStr(old.ClientHost, v.ClientHost),
+		RebalanceTimeoutMs: v.RebalanceTimeoutMs, TopologyEpoch: v.TopologyEpoch, ProcessID: keepStr(old.ProcessID, v.ProcessID),
+		UserEndpoint: old.UserEndpoint, ClientTags: s.keepKVs(old.ClientTags, tags),
+	}
+	if e := v.UserEndpoint; e == nil {
+		md.UserEndpoint = nil
+	} else if md.UserEndpoint == nil || *md.UserEndpoint != *e {
+		md.UserEndpoint = &StreamsEndpoint{Host: strings.Clone(e.Host), Port: e.Port}
+	}
+	return md
 }
 
 // ReplayStreamsGroupMemberMetadataTombstone replays a record 19 tombstone: the member must
@@ -456,30 +494,7 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID stri
 	return nil
 }
 
-// taskSets converts a task list collected into a map keyed by subtopology id (strict:
-// Collectors.toMap, a repeated id fails; else the last one wins).
-func taskSets(in []TaskIDs, strict bool) ([]TaskIDs, *string) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	idx := map[string]int{}
-	var out []TaskIDs
-	for _, t := range in {
-		e := TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: int32Set(t.Partitions)}
-		if i, ok := idx[t.SubtopologyID]; ok {
-			if strict {
-				id := t.SubtopologyID
-				return nil, &id
-			}
-			out[i] = e
-			continue
-		}
-		idx[t.SubtopologyID] = len(out)
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b TaskIDs) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
-	return out, nil
-}
+func taskSubtopology(t TaskIDs) string { return t.SubtopologyID }
 
 // ReplayStreamsGroupTargetAssignmentMember replays record 21: set the member's target tasks
 // (the member need not exist). A subtopology listed twice in one list fails.
@@ -489,20 +504,47 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID strin
 	if err != nil {
 		return err
 	}
-	t := StreamsMemberTarget{MemberID: memberID}
-	var dup *string
-	for _, l := range []struct {
-		dst  *[]TaskIDs
-		src  []TaskIDs
-		name string
-	}{{&t.ActiveTasks, v.ActiveTasks, "active"}, {&t.StandbyTasks, v.StandbyTasks, "standby"}, {&t.WarmupTasks, v.WarmupTasks, "warmup"}} {
-		if *l.dst, dup = taskSets(l.src, true); dup != nil {
-			return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the %s tasks of the target assignment", *dup, l.name)
+	sc := s.scr()
+	var c [3][]TaskIDs
+	for i, in := range [3][]TaskIDs{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks} {
+		var repeated bool
+		if c[i], repeated = sc.canonTaskIDs(&sc.task3[i], in); repeated {
+			return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the %s tasks of the target assignment",
+				firstRepeated(in, taskSubtopology), [3]string{"active", "standby", "warmup"}[i])
 		}
 	}
-	g.target[memberID] = t
+	old, had := g.target[memberID]
+	t := old
+	lists := [3]*[]TaskIDs{&t.ActiveTasks, &t.StandbyTasks, &t.WarmupTasks}
+	var changed [3]bool
+	var tc taskCopy
+	for i, l := range lists {
+		if changed[i] = !sameTaskIDs(*l, c[i]); changed[i] {
+			tc.plan(c[i])
+		}
+	}
+	if !had || changed != [3]bool{} {
+		tc.alloc()
+		for i, l := range lists {
+			if changed[i] {
+				*l = s.copyTasks(&tc, c[i], *l)
+			}
+		}
+		if !had {
+			t.MemberID = g.ownMemberID(memberID)
+		}
+		g.target[t.MemberID] = t
+	}
 	s.install(groupID, g, fresh)
 	return nil
+}
+
+// ownMemberID is the group's copy of a member id: the member's, else a new one.
+func (g *streamsGroup) ownMemberID(id string) string {
+	if m := g.members[id]; m != nil {
+		return m.MemberID
+	}
+	return strings.Clone(id)
 }
 
 // ReplayStreamsGroupTargetAssignmentMemberTombstone replays a record 21 tombstone.
@@ -516,60 +558,163 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMemberTombstone(groupID, membe
 	return nil
 }
 
-// streamsTasks converts the three lists of record 22. On 4.1 a repeated subtopology fails
-// (Collectors.toMap) and no epochs are kept; from 4.2 the last entry wins and each active
-// task gets its AssignmentEpochs entry, or the member epoch when the list is absent or of
-// another length.
-func (s *State) streamsTasks(r rec, active, standby, warmup []TaskIDsWithEpochs, memberEpoch int32, what string) (*StreamsTasks, error) {
+// canonStreamsTasks is the canonical form of the three lists of record 22, in t, built in
+// the scratch lists of buf. On 4.1 a repeated subtopology fails (Collectors.toMap) and no
+// epochs are kept; from 4.2 the last entry wins and each active task gets its
+// AssignmentEpochs entry, or the member epoch when the list is absent or of another length.
+func (s *State) canonStreamsTasks(r rec, t *StreamsTasks, buf *tasksScratch, active, standby, warmup []TaskIDsWithEpochs, memberEpoch int32, what string) error {
 	strict := !s.version.hasStreamsTaskEpochs()
-	plain := func(in []TaskIDsWithEpochs) []TaskIDs {
+	sc := s.sc
+	plain := func(dst *[]TaskIDs, in []TaskIDsWithEpochs, name string) ([]TaskIDs, error) {
 		if len(in) == 0 {
-			return nil
+			return nil, nil
 		}
-		out := make([]TaskIDs, len(in))
-		for i, t := range in {
-			out[i] = TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: t.Partitions}
+		if canonicalTasksWithEpochs(in) {
+			l := (*dst)[:0]
+			for _, x := range in {
+				l = append(l, TaskIDs{SubtopologyID: x.SubtopologyID, Partitions: x.Partitions})
+			}
+			*dst = l
+			return l, nil
 		}
-		return out
+		l := (*dst)[:0]
+		for _, x := range in {
+			l = append(l, TaskIDs{SubtopologyID: x.SubtopologyID, Partitions: appendSet(&sc.ints, x.Partitions)})
+		}
+		*dst = l
+		out, repeated := canonKeyed(l, byTaskID)
+		if repeated && strict {
+			return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the %s tasks%s",
+				firstRepeated(in, func(x TaskIDsWithEpochs) string { return x.SubtopologyID }), name, what)
+		}
+		return out, nil
 	}
-	t := &StreamsTasks{}
-	var dup *string
-	if t.StandbyTasks, dup = taskSets(plain(standby), strict); dup != nil {
-		return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the standby tasks%s", *dup, what)
+	var err error
+	if t.StandbyTasks, err = plain(&buf.standby, standby, "standby"); err != nil {
+		return err
 	}
-	if t.WarmupTasks, dup = taskSets(plain(warmup), strict); dup != nil {
-		return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the warmup tasks%s", *dup, what)
+	if t.WarmupTasks, err = plain(&buf.warmup, warmup, "warmup"); err != nil {
+		return err
+	}
+	l := buf.active[:0]
+	if canonicalTasksWithEpochs(active) {
+		// The common case: no sorting, and the epochs as they are (or the member epoch).
+		for _, x := range active {
+			e := TaskIDsWithEpochs{SubtopologyID: x.SubtopologyID, Partitions: x.Partitions}
+			switch {
+			case strict || len(x.Partitions) == 0:
+			case x.AssignmentEpochs != nil && len(x.AssignmentEpochs) == len(x.Partitions):
+				e.AssignmentEpochs = x.AssignmentEpochs
+			default:
+				start := len(sc.ints)
+				for range x.Partitions {
+					sc.ints = append(sc.ints, memberEpoch)
+				}
+				e.AssignmentEpochs = sc.ints[start:len(sc.ints):len(sc.ints)]
+			}
+			l = append(l, e)
+		}
+		buf.active = l
+		if len(l) == 0 {
+			l = nil
+		}
+		t.ActiveTasks = l
+		return nil
 	}
 	if strict {
-		a, dup := taskSets(plain(active), true)
-		if dup != nil {
-			return nil, r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the active tasks%s", *dup, what)
+		for _, x := range active {
+			l = append(l, TaskIDsWithEpochs{SubtopologyID: x.SubtopologyID, Partitions: appendSet(&sc.ints, x.Partitions)})
 		}
-		for _, x := range a {
-			t.ActiveTasks = append(t.ActiveTasks, TaskIDsWithEpochs{SubtopologyID: x.SubtopologyID, Partitions: x.Partitions})
+	} else {
+		for _, x := range active {
+			e := TaskIDsWithEpochs{SubtopologyID: x.SubtopologyID}
+			e.Partitions, e.AssignmentEpochs = sc.appendPartitionEpochs(x.Partitions, x.AssignmentEpochs, memberEpoch)
+			l = append(l, e)
 		}
-		return t, nil
 	}
-	idx := map[string]int{}
-	for _, a := range active {
-		eps := a.AssignmentEpochs
-		useList := eps != nil && len(eps) == len(a.Partitions)
-		e := TaskIDsWithEpochs{SubtopologyID: a.SubtopologyID}
-		e.Partitions, e.AssignmentEpochs = partitionEpochs(a.Partitions, func(i int) int32 {
-			if useList {
-				return eps[i]
-			}
-			return memberEpoch
-		})
-		if i, ok := idx[a.SubtopologyID]; ok {
-			t.ActiveTasks[i] = e
-			continue
-		}
-		idx[a.SubtopologyID] = len(t.ActiveTasks)
-		t.ActiveTasks = append(t.ActiveTasks, e)
+	buf.active = l
+	out, repeated := canonKeyed(l, byTaskIDWithEpochs)
+	if repeated && strict {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the active tasks%s",
+			firstRepeated(active, func(x TaskIDsWithEpochs) string { return x.SubtopologyID }), what)
 	}
-	slices.SortFunc(t.ActiveTasks, func(a, b TaskIDsWithEpochs) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
-	return t, nil
+	if len(out) == 0 {
+		out = nil
+	}
+	t.ActiveTasks = out
+	return nil
+}
+
+// canonicalTasksWithEpochs reports whether in's subtopologies strictly increase and each has
+// a partition set.
+func canonicalTasksWithEpochs(in []TaskIDsWithEpochs) bool {
+	for i := range in {
+		if i > 0 && in[i-1].SubtopologyID >= in[i].SubtopologyID || !isSet(in[i].Partitions) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepStreamsTasks makes the member's task holders (nil: new ones) hold the canonical
+// assigned and pending tasks, keeping the lists that did not change and copying the others
+// with one allocation per kind for the record (taskCopy). A standby or warm-up list equal to
+// the member's target's is shared with it, and so are the partitions of an active task list
+// equal to the target's.
+func (s *State) keepStreamsTasks(m *StreamsMember, assigned, pending *StreamsTasks, target StreamsMemberTarget) {
+	for _, p := range []**StreamsTasks{&m.AssignedTasks, &m.TasksPendingRevocation} {
+		if *p == nil {
+			*p = &StreamsTasks{}
+		}
+	}
+	cur, rev := m.AssignedTasks, m.TasksPendingRevocation
+	var none StreamsMemberTarget
+	type plainList struct {
+		dst    *[]TaskIDs
+		c, tgt []TaskIDs
+	}
+	plains := [4]plainList{
+		{&cur.StandbyTasks, assigned.StandbyTasks, target.StandbyTasks}, {&cur.WarmupTasks, assigned.WarmupTasks, target.WarmupTasks},
+		{&rev.StandbyTasks, pending.StandbyTasks, none.StandbyTasks}, {&rev.WarmupTasks, pending.WarmupTasks, none.WarmupTasks},
+	}
+	type activeList struct {
+		dst  *[]TaskIDsWithEpochs
+		c    []TaskIDsWithEpochs
+		like []TaskIDs
+	}
+	actives := [2]activeList{{&cur.ActiveTasks, assigned.ActiveTasks, target.ActiveTasks}, {&rev.ActiveTasks, pending.ActiveTasks, nil}}
+	var tc taskCopy
+	var copyPlain [4]bool
+	var copyActive [2]bool
+	for i, l := range plains {
+		switch {
+		case sameTaskIDs(*l.dst, l.c):
+		case l.tgt != nil && sameTaskIDs(l.tgt, l.c):
+			*l.dst = l.tgt
+		default:
+			copyPlain[i] = true
+			tc.plan(l.c)
+		}
+	}
+	for i, l := range actives {
+		if copyActive[i] = !sameTaskIDsWithEpochs(*l.dst, l.c); copyActive[i] {
+			tc.planE(l.c, l.like)
+		}
+	}
+	if copyPlain == [4]bool{} && copyActive == [2]bool{} {
+		return
+	}
+	tc.alloc()
+	for i, l := range plains {
+		if copyPlain[i] {
+			*l.dst = s.copyTasks(&tc, l.c, *l.dst)
+		}
+	}
+	for i, l := range actives {
+		if copyActive[i] {
+			*l.dst = s.copyTasksE(&tc, l.c, l.like)
+		}
+	}
 }
 
 // ReplayStreamsGroupCurrentMemberAssignment replays record 22: get or create the group and
@@ -580,19 +725,19 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignment(groupID, memberID stri
 	if err != nil {
 		return err
 	}
-	assigned, err := s.streamsTasks(r, v.ActiveTasks, v.StandbyTasks, v.WarmupTasks, v.MemberEpoch, "")
-	if err != nil {
+	sc := s.scr()
+	assigned, pending := &sc.tasks[0], &sc.tasks[1]
+	if err := s.canonStreamsTasks(r, assigned, &sc.taskBufs[0], v.ActiveTasks, v.StandbyTasks, v.WarmupTasks, v.MemberEpoch, ""); err != nil {
 		return err
 	}
-	pending, err := s.streamsTasks(r, v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation, v.MemberEpoch, " pending revocation")
-	if err != nil {
+	if err := s.canonStreamsTasks(r, pending, &sc.taskBufs[1], v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation, v.MemberEpoch, " pending revocation"); err != nil {
 		return err
 	}
-	m := g.memberOrNew(memberID)
-	e, p, st := v.MemberEpoch, v.PreviousMemberEpoch, streamsMemberState(v.State)
-	m.MemberEpoch, m.PreviousMemberEpoch, m.State = &e, &p, &st
-	m.AssignedTasks, m.TasksPendingRevocation = assigned, pending
-	g.members[memberID] = &m
+	m := g.member(memberID)
+	setInt32(&m.MemberEpoch, v.MemberEpoch)
+	setInt32(&m.PreviousMemberEpoch, v.PreviousMemberEpoch)
+	setInt8(&m.State, streamsMemberState(v.State))
+	s.keepStreamsTasks(m, assigned, pending, g.target[memberID])
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -605,15 +750,19 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignmentTombstone(groupID, memb
 		return err
 	}
 	s.install(groupID, g, fresh)
-	old, ok := g.members[memberID]
-	if !ok {
+	m := g.members[memberID]
+	if m == nil {
 		return nil
 	}
-	m := *old
-	e, p := LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
-	m.MemberEpoch, m.PreviousMemberEpoch = &e, &p
-	m.AssignedTasks, m.TasksPendingRevocation = &StreamsTasks{}, &StreamsTasks{}
-	g.members[memberID] = &m
+	setInt32(&m.MemberEpoch, LeaveGroupMemberEpoch)
+	setInt32(&m.PreviousMemberEpoch, LeaveGroupMemberEpoch)
+	for _, t := range []**StreamsTasks{&m.AssignedTasks, &m.TasksPendingRevocation} {
+		if *t == nil {
+			*t = &StreamsTasks{}
+		} else {
+			**t = StreamsTasks{}
+		}
+	}
 	return nil
 }
 
@@ -625,18 +774,68 @@ func (s *State) ReplayStreamsGroupTopology(groupID string, v StreamsTopology) er
 	if err != nil {
 		return err
 	}
-	t := v.clone()
-	seen := map[string]bool{}
-	for _, st := range t.Subtopologies {
-		if seen[st.SubtopologyID] {
-			return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the topology", st.SubtopologyID)
-		}
-		seen[st.SubtopologyID] = true
+	sc := s.scr()
+	sc.subs = append(sc.subs[:0], v.Subtopologies...)
+	subs, repeated := canonKeyed(sc.subs, func(a, b Subtopology) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	if repeated {
+		return r.err(ErrDuplicateKey, illegalState, "duplicate subtopology id %q in the topology",
+			firstRepeated(v.Subtopologies, func(st Subtopology) string { return st.SubtopologyID }))
 	}
-	slices.SortFunc(t.Subtopologies, func(a, b Subtopology) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
-	g.topology = t
+	if !g.topology.same(v.Epoch, subs) {
+		g.topology = s.ownTopology(&StreamsTopology{Epoch: v.Epoch, Subtopologies: subs})
+	}
 	s.install(groupID, g, fresh)
 	return nil
+}
+
+// same reports whether t (nil: no topology) is the topology of the epoch and the sorted
+// subtopologies, as clone would store them (empty lists are nil there).
+func (t *StreamsTopology) same(epoch int32, subs []Subtopology) bool {
+	return t != nil && t.Epoch == epoch && slices.EqualFunc(t.Subtopologies, subs, func(a, b Subtopology) bool {
+		return a.SubtopologyID == b.SubtopologyID && slices.Equal(a.SourceTopics, b.SourceTopics) &&
+			slices.Equal(a.SourceTopicRegex, b.SourceTopicRegex) && slices.Equal(a.RepartitionSinkTopics, b.RepartitionSinkTopics) &&
+			sameTopicInfos(a.StateChangelogTopics, b.StateChangelogTopics) &&
+			sameTopicInfos(a.RepartitionSourceTopics, b.RepartitionSourceTopics) &&
+			slices.EqualFunc(a.CopartitionGroups, b.CopartitionGroups, func(x, y CopartitionGroup) bool {
+				return slices.Equal(x.SourceTopics, y.SourceTopics) && slices.Equal(x.SourceTopicRegex, y.SourceTopicRegex) &&
+					slices.Equal(x.RepartitionSourceTopics, y.RepartitionSourceTopics)
+			})
+	})
+}
+
+func sameTopicInfos(a, b []StreamsTopicInfo) bool {
+	return slices.EqualFunc(a, b, func(x, y StreamsTopicInfo) bool {
+		return x.Name == y.Name && x.Partitions == y.Partitions && x.ReplicationFactor == y.ReplicationFactor && slices.Equal(x.TopicConfigs, y.TopicConfigs)
+	})
+}
+
+// ownTopology is clone with every string copied into the state's memory.
+func (s *State) ownTopology(t *StreamsTopology) *StreamsTopology {
+	c := t.clone()
+	strs := func(l []string) {
+		for i := range l {
+			l[i] = s.intern(l[i])
+		}
+	}
+	infos := func(l []StreamsTopicInfo) {
+		for i := range l {
+			l[i].Name = s.intern(l[i].Name)
+			for j := range l[i].TopicConfigs {
+				kv := &l[i].TopicConfigs[j]
+				kv.Key, kv.Value = s.intern(kv.Key), s.intern(kv.Value)
+			}
+		}
+	}
+	for i := range c.Subtopologies {
+		st := &c.Subtopologies[i]
+		st.SubtopologyID = s.intern(st.SubtopologyID)
+		strs(st.SourceTopics)
+		strs(st.SourceTopicRegex)
+		strs(st.RepartitionSinkTopics)
+		infos(st.StateChangelogTopics)
+		infos(st.RepartitionSourceTopics)
+	}
+	return c
 }
 
 // ReplayStreamsGroupTopologyTombstone replays a record 23 tombstone: a missing group is

@@ -261,8 +261,13 @@ func Encode(r Record) (key, value []byte, err error) {
 	return key, value, err
 }
 
-// DecodeInto decodes b (version prefix included) into v, a value of the matching type, without
-// allocating the value. It is the replay hot path's way to decode offset commits.
+// DecodeInto decodes b (version prefix included) into v, a value of the matching type (NewValue's, or
+// one decoded before), without allocating the value. It reuses v's memory:
+// its slices keep their capacity and its pointers their targets, so that decoding record after
+// record into one value allocates nothing once the value has grown to the records' size.
+// Everything v held before is overwritten, nested slices and pointees included: a caller that
+// keeps any part of a decoded value copies it before the next DecodeInto. It is the replay
+// hot path's way to decode.
 func (d Decoder) DecodeInto(v Value, b []byte) error {
 	if oc, ok := v.(*OffsetCommitValue); ok && oc.decodeFast(b, d.NoCopy) {
 		return nil

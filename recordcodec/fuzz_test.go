@@ -3,6 +3,8 @@ package recordcodec
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -37,6 +39,11 @@ func FuzzKey(f *testing.F) {
 				}
 			}
 			_ = AppendDumpLogKey(nil, k)
+			// The aliasing decoder (its own fast path) gives the same key and error.
+			k2, err2 := Decoder{Layout: l, NoCopy: true}.Key(b)
+			if fmt.Sprint(err2) != fmt.Sprint(err) || !reflect.DeepEqual(k2, k) {
+				t.Fatalf("layout %s: NoCopy key %+v (%v), copying %+v (%v)", l, k2, err2, k, err)
+			}
 		}
 	})
 }
@@ -73,6 +80,19 @@ func FuzzValue(f *testing.F) {
 			t.Fatalf("NoCopy decode differs: %s vs %s", a, c)
 		}
 		_ = AppendDumpLogPayload(nil, v)
+		// Decoding into a value that held another decode (of a prefix of b, whatever it gave)
+		// gives the same value: nothing of the earlier decode survives.
+		if w := NewValue(RecordType(typ), d.Layout); w != nil && v.ValueVersion() >= 0 {
+			if _, isRaw := v.(*RawValue); !isRaw {
+				_ = d.DecodeInto(w, b[:len(b)/2])
+				_ = d.DecodeInto(w, b[:len(b)*3/4])
+				if err := d.DecodeInto(w, b); err == nil || errors.As(err, &te) {
+					if a, c := AppendConsoleJSON(nil, Record{Value: v}), AppendConsoleJSON(nil, Record{Value: w}); !bytes.Equal(a, c) {
+						t.Fatalf("decode into a used value differs: %s vs %s", c, a)
+					}
+				}
+			}
+		}
 	})
 }
 

@@ -47,6 +47,13 @@ func (d Decoder) Key(b []byte) (Key, error) {
 		k.Raw = d.keep(b[2:])
 		return k, &UnknownTypeError{Type: k.Type, Layout: d.Layout}
 	}
+	if d.NoCopy {
+		// The replay path: the usual key, read without the general reader.
+		if ok := k.readNoCopy(b); ok {
+			return k, nil
+		}
+		k = Key{Type: k.Type}
+	}
 	r := reader{b: b, off: 2, alias: d.NoCopy}
 	switch shapeOf(k.Type) {
 	case shapeOffset:
@@ -71,6 +78,43 @@ func (d Decoder) Key(b []byte) (Key, error) {
 		return k, &TrailingBytesError{Part: "key", Type: k.Type, Version: -1, Pos: r.off, Count: len(b) - r.off}
 	}
 	return k, nil
+}
+
+// readNoCopy fills k's strings from a complete, exact key b of k's type (aliasing b) and
+// reports success; on anything unusual (a null or truncated string, trailing bytes) it
+// returns false and the caller takes the general reader, for its error.
+func (k *Key) readNoCopy(b []byte) bool {
+	off := 2
+	next := func() (string, bool) {
+		if len(b)-off < 2 {
+			return "", false
+		}
+		n := int(int16(binary.BigEndian.Uint16(b[off:])))
+		if n < 0 || len(b)-off-2 < n {
+			return "", false
+		}
+		var s string
+		if n > 0 {
+			s = unsafe.String(&b[off+2], n)
+		}
+		off += 2 + n
+		return s, true
+	}
+	var ok1, ok2 bool
+	switch shapeOf(k.Type) {
+	case shapeGroup, shapeGroupID:
+		k.Group, ok1 = next()
+		ok2 = true
+	case shapeMember:
+		k.Group, ok1 = next()
+		k.Member, ok2 = next()
+	case shapeRegex:
+		k.Group, ok1 = next()
+		k.Regex, ok2 = next()
+	default:
+		return false // offset commits have their own fast path (OffsetCommitKeyNoCopy)
+	}
+	return ok1 && ok2 && off == len(b)
 }
 
 // AppendTo appends the encoded key to dst. A key with Raw set (one decoded from an unknown

@@ -79,6 +79,24 @@ func (r *reader) int32(field string) int32 {
 	return v
 }
 
+// int32s fills a with the next len(a) int32s (an array whose count arrayLen checked, so that
+// they fit when no error came before).
+func (r *reader) int32s(a []int32) {
+	if r.err != nil {
+		clear(a)
+		return
+	}
+	b := r.b[r.off : r.off+4*len(a)]
+	for i := range a {
+		if len(b) < 4 {
+			break // cannot happen (the length above); lets the compiler drop the checks
+		}
+		a[i] = int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+	}
+	r.off += 4 * len(a)
+}
+
 func (r *reader) int64(field string) int64 {
 	if !r.need(8, field) {
 		return 0
@@ -104,6 +122,15 @@ func (r *reader) uvarint(field string) uint32 {
 	if r.err != nil {
 		return 0
 	}
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		// One byte, the usual length or count: always canonical.
+		r.off++
+		return uint32(r.b[r.off-1])
+	}
+	return r.uvarintLong(field)
+}
+
+func (r *reader) uvarintLong(field string) uint32 {
 	start := r.off
 	var v uint32
 	for i := 0; i < 5; i++ {
@@ -180,7 +207,21 @@ func (r *reader) length(flex, wide bool, field string) int {
 	return n
 }
 
+// str reads a string that may not be null. The usual case, an aliasing reader and a compact
+// string shorter than 127 bytes, is inlined; everything else takes strSlow.
 func (r *reader) str(flex bool, field string) string {
+	if flex && r.alias && r.err == nil && r.off < len(r.b) {
+		// c is the length plus one; 0 (null) and longer varints take the slow path.
+		if c := int(r.b[r.off]); c-1 < 0x7f && c > 0 && c <= len(r.b)-r.off {
+			v := r.b[r.off+1 : r.off+c]
+			r.off += c
+			return unsafe.String(unsafe.SliceData(v), len(v))
+		}
+	}
+	return r.strSlow(flex, field)
+}
+
+func (r *reader) strSlow(flex bool, field string) string {
 	start := r.off
 	n := r.length(flex, false, field)
 	if n < 0 {
@@ -243,6 +284,17 @@ func (r *reader) raw(n int) []byte {
 // arrayLen reads an array count. minElem is the smallest wire size of one element: a count that
 // cannot fit in the remaining bytes is rejected before anything is allocated.
 func (r *reader) arrayLen(flex bool, field string, minElem int, nullable bool) (n int, isNull bool) {
+	if flex && r.err == nil && r.off < len(r.b) {
+		// The usual case, inlined: a one-byte count (0 is null) of elements that fit.
+		if c := int(r.b[r.off]); c-1 < 0x7f && c > 0 && (c-1)*minElem <= len(r.b)-r.off-1 {
+			r.off++
+			return c - 1, false
+		}
+	}
+	return r.arrayLenSlow(flex, field, minElem, nullable)
+}
+
+func (r *reader) arrayLenSlow(flex bool, field string, minElem int, nullable bool) (n int, isNull bool) {
 	start := r.off
 	if flex {
 		c := r.uvarint(field)
@@ -267,7 +319,7 @@ func (r *reader) arrayLen(flex bool, field string, minElem int, nullable bool) (
 		}
 		return 0, true
 	}
-	if n > r.remaining()/minElem {
+	if int64(n)*int64(minElem) > int64(r.remaining()) { // n > remaining/minElem, without a division
 		r.failAt(field, ErrTruncated, start)
 		return 0, false
 	}
@@ -305,9 +357,19 @@ func (r *reader) taggedStructMarker(field string) bool {
 }
 
 func (r *reader) tagCount() int {
+	if r.off < len(r.b) && r.b[r.off] == 0 {
+		// No tagged fields, the usual case. (After an error the count is 0 either way, and
+		// the reader's position no longer matters.)
+		r.off++
+		return 0
+	}
+	return r.tagCountSlow()
+}
+
+func (r *reader) tagCountSlow() int {
 	start := r.off
 	n := int(r.uvarint("tagged fields"))
-	if r.err == nil && n > r.remaining()/2 {
+	if r.err == nil && int64(n)*2 > int64(r.remaining()) {
 		r.failAt("tagged fields", ErrTruncated, start)
 		return 0
 	}
@@ -428,4 +490,45 @@ func patchSize(b []byte, mark int) []byte {
 	}
 	appendUvarint(b[mark:mark], size)
 	return b
+}
+
+// reuse returns s resized to n elements, in s's own memory when it has room: the elements
+// keep their old contents (and so their nested slices' memory) for the reader to overwrite.
+// Otherwise it returns a new slice that starts with s's elements. It never returns nil, so
+// that an empty array stays distinct from a null one.
+func reuse[T any](s []T, n int) []T {
+	if s != nil && cap(s) >= n {
+		return s[:n]
+	}
+	a := make([]T, n)
+	copy(a, s[:cap(s)])
+	return a
+}
+
+// nstrInto reads a nullable string into *p, reusing p when it is set; it returns nil for
+// null.
+func (r *reader) nstrInto(p *string, flex bool, field string) *string {
+	start := r.off
+	n := r.length(flex, false, field)
+	if r.err != nil || n < 0 {
+		return nil
+	}
+	if !r.needFrom(n, field, start) {
+		return nil
+	}
+	if p == nil {
+		p = new(string)
+	}
+	*p = r.viewString(n)
+	return p
+}
+
+// strInto reads a string that cannot be null into a string pointer, reusing p when set.
+func (r *reader) strInto(p *string, flex bool, field string) *string {
+	v := r.str(flex, field)
+	if p == nil {
+		p = new(string)
+	}
+	*p = v
+	return p
 }

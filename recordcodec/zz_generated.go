@@ -121,16 +121,14 @@ func (s *TopicPartitions) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -221,17 +219,19 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
-	s.AssignmentEpochs = []int32{}
+	if s.AssignmentEpochs != nil {
+		s.AssignmentEpochs = s.AssignmentEpochs[:0]
+	} else {
+		s.AssignmentEpochs = []int32{}
+	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -247,10 +247,8 @@ func (s *TopicPartitionsWithEpochs) read(r *reader, version int16, flex bool) {
 					if isNull {
 						s.AssignmentEpochs = nil
 					} else {
-						a := make([]int32, n)
-						for i := range a {
-							a[i] = r.int32("AssignmentEpochs")
-						}
+						a := reuse(s.AssignmentEpochs, n)
+						r.int32s(a)
 						s.AssignmentEpochs = a
 					}
 				}
@@ -362,16 +360,14 @@ func (s *TaskIds) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -458,17 +454,19 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
-	s.AssignmentEpochs = []int32{}
+	if s.AssignmentEpochs != nil {
+		s.AssignmentEpochs = s.AssignmentEpochs[:0]
+	} else {
+		s.AssignmentEpochs = []int32{}
+	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -484,10 +482,8 @@ func (s *TaskIdsWithEpochs) read(r *reader, version int16, flex bool) {
 					if isNull {
 						s.AssignmentEpochs = nil
 					} else {
-						a := make([]int32, n)
-						for i := range a {
-							a[i] = r.int32("AssignmentEpochs")
-						}
+						a := reuse(s.AssignmentEpochs, n)
+						r.int32s(a)
 						s.AssignmentEpochs = a
 					}
 				}
@@ -607,16 +603,16 @@ func (s *TopicMetadata) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.PartitionMetadata = nil
 		} else {
-			a := make([]PartitionMetadata, n)
+			a := reuse(s.PartitionMetadata, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.PartitionMetadata = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -708,16 +704,16 @@ func (s *PartitionMetadata) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Racks = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.Racks, n)
 			for i := range a {
 				a[i] = r.str(flex, "Racks")
 			}
 			s.Racks = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -809,16 +805,14 @@ func (s *TopicPartitionsInfo) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -901,9 +895,9 @@ func (s *TopicInfo) isDefault() bool {
 func (s *TopicInfo) read(r *reader, version int16, flex bool) {
 	s.TopicId = r.uuid("TopicId")
 	s.TopicName = r.str(flex, "TopicName")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -976,9 +970,9 @@ func (s *KeyValue) isDefault() bool {
 func (s *KeyValue) read(r *reader, version int16, flex bool) {
 	s.Key = r.str(flex, "Key")
 	s.Value = r.str(flex, "Value")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1063,16 +1057,16 @@ func (s *StreamsTopicInfo) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.TopicConfigs = nil
 		} else {
-			a := make([]KeyValue, n)
+			a := reuse(s.TopicConfigs, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.TopicConfigs = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1239,9 +1233,9 @@ func (s *OffsetCommitValue) read(r *reader, version int16, flex bool) {
 		s.ExpireTimestamp = -1
 	}
 	s.TopicId = UUID{}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1371,8 +1365,8 @@ func (s *GroupMetadataValue) isDefault() bool {
 func (s *GroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.ProtocolType = r.str(flex, "protocolType")
 	s.Generation = r.int32("generation")
-	s.Protocol = r.nstr(flex, "protocol")
-	s.Leader = r.nstr(flex, "leader")
+	s.Protocol = r.nstrInto(s.Protocol, flex, "protocol")
+	s.Leader = r.nstrInto(s.Leader, flex, "leader")
 	if version >= 2 {
 		s.CurrentStateTimestamp = r.int64("currentStateTimestamp")
 	} else {
@@ -1383,16 +1377,16 @@ func (s *GroupMetadataValue) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Members = nil
 		} else {
-			a := make([]MemberMetadata, n)
+			a := reuse(s.Members, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.Members = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1525,10 +1519,9 @@ func (s *MemberMetadata) read(r *reader, version int16, flex bool) {
 	s.MemberId = r.str(flex, "memberId")
 	if version >= 3 {
 		if version >= 3 {
-			s.GroupInstanceId = r.nstr(flex, "groupInstanceId")
+			s.GroupInstanceId = r.nstrInto(s.GroupInstanceId, flex, "groupInstanceId")
 		} else {
-			v := r.str(flex, "groupInstanceId")
-			s.GroupInstanceId = &v
+			s.GroupInstanceId = r.strInto(s.GroupInstanceId, flex, "groupInstanceId")
 		}
 	} else {
 		s.GroupInstanceId = nil
@@ -1543,9 +1536,9 @@ func (s *MemberMetadata) read(r *reader, version int16, flex bool) {
 	s.SessionTimeout = r.int32("sessionTimeout")
 	s.Subscription = r.bytes(flex, "subscription")
 	s.Assignment = r.bytes(flex, "assignment")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1660,9 +1653,9 @@ func (s *ConsumerGroupMetadataValue) isDefault() bool {
 func (s *ConsumerGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = 0
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1758,16 +1751,16 @@ func (s *ConsumerGroupPartitionMetadataValue) read(r *reader, version int16, fle
 		if isNull {
 			s.Topics = nil
 		} else {
-			a := make([]TopicMetadata, n)
+			a := reuse(s.Topics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.Topics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1828,6 +1821,8 @@ type ConsumerGroupMemberMetadataValue struct {
 	RebalanceTimeoutMs    int32                  // int32, versions 0+; default -1
 	ServerAssignor        *string                // string, versions 0+; nullable
 	ClassicMemberMetadata *ClassicMemberMetadata // ClassicMemberMetadata, versions 0+; nullable, tag 0
+	// spareClassicMemberMetadata keeps the memory of ClassicMemberMetadata while it is null, for DecodeInto to reuse.
+	spareClassicMemberMetadata *ClassicMemberMetadata
 	// UnknownTags holds tagged fields this schema does not know, in ascending tag order,
 	// re-emitted as read.
 	UnknownTags []RawTag
@@ -1870,8 +1865,8 @@ func (s *ConsumerGroupMemberMetadataValue) isDefault() bool {
 }
 
 func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
-	s.InstanceId = r.nstr(flex, "InstanceId")
-	s.RackId = r.nstr(flex, "RackId")
+	s.InstanceId = r.nstrInto(s.InstanceId, flex, "InstanceId")
+	s.RackId = r.nstrInto(s.RackId, flex, "RackId")
 	s.ClientId = r.str(flex, "ClientId")
 	s.ClientHost = r.str(flex, "ClientHost")
 	{
@@ -1879,20 +1874,25 @@ func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex b
 		if isNull {
 			s.SubscribedTopicNames = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.SubscribedTopicNames, n)
 			for i := range a {
 				a[i] = r.str(flex, "SubscribedTopicNames")
 			}
 			s.SubscribedTopicNames = a
 		}
 	}
-	s.SubscribedTopicRegex = r.nstr(flex, "SubscribedTopicRegex")
+	s.SubscribedTopicRegex = r.nstrInto(s.SubscribedTopicRegex, flex, "SubscribedTopicRegex")
 	s.RebalanceTimeoutMs = r.int32("RebalanceTimeoutMs")
-	s.ServerAssignor = r.nstr(flex, "ServerAssignor")
-	s.ClassicMemberMetadata = newClassicMemberMetadata()
+	s.ServerAssignor = r.nstrInto(s.ServerAssignor, flex, "ServerAssignor")
+	if s.ClassicMemberMetadata == nil {
+		s.ClassicMemberMetadata, s.spareClassicMemberMetadata = s.spareClassicMemberMetadata, nil
+	}
+	if s.ClassicMemberMetadata == nil {
+		s.ClassicMemberMetadata = new(ClassicMemberMetadata)
+	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -1904,10 +1904,16 @@ func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex b
 			switch tag {
 			case 0:
 				if r.taggedStructMarker("ClassicMemberMetadata") {
-					v := new(ClassicMemberMetadata)
+					v := s.ClassicMemberMetadata
+					if v == nil {
+						v = new(ClassicMemberMetadata)
+					}
 					v.read(r, version, flex)
 					s.ClassicMemberMetadata = v
 				} else {
+					if s.ClassicMemberMetadata != nil {
+						s.spareClassicMemberMetadata = s.ClassicMemberMetadata
+					}
 					s.ClassicMemberMetadata = nil
 				}
 				s.presentTags |= 1 << 0
@@ -1916,6 +1922,9 @@ func (s *ConsumerGroupMemberMetadataValue) read(r *reader, version int16, flex b
 			}
 			r.endTag(end, size, tag)
 		}
+	}
+	if s.presentTags&(1<<0) == 0 {
+		s.ClassicMemberMetadata.reset()
 	}
 }
 
@@ -2054,6 +2063,13 @@ func newClassicMemberMetadata() *ClassicMemberMetadata {
 	return s
 }
 
+// reset makes s equal to newClassicMemberMetadata() in place.
+func (s *ClassicMemberMetadata) reset() {
+	s.setDefaults()
+	s.UnknownTags = nil
+	s.presentTags = 0
+}
+
 // isDefault reports whether every field holds its default (Kafka's equals against a new struct).
 func (s *ClassicMemberMetadata) isDefault() bool {
 	return (s.SessionTimeoutMs == 0) &&
@@ -2068,16 +2084,16 @@ func (s *ClassicMemberMetadata) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.SupportedProtocols = nil
 		} else {
-			a := make([]ClassicProtocol, n)
+			a := reuse(s.SupportedProtocols, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.SupportedProtocols = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2159,9 +2175,9 @@ func (s *ClassicProtocol) isDefault() bool {
 func (s *ClassicProtocol) read(r *reader, version int16, flex bool) {
 	s.Name = r.str(flex, "Name")
 	s.Metadata = r.bytes(flex, "Metadata")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2239,9 +2255,9 @@ func (s *ConsumerGroupTargetAssignmentMetadataValue) isDefault() bool {
 func (s *ConsumerGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
 	s.AssignmentEpoch = r.int32("AssignmentEpoch")
 	s.AssignmentTimestamp = 0
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2337,16 +2353,16 @@ func (s *ConsumerGroupTargetAssignmentMemberValue) read(r *reader, version int16
 		if isNull {
 			s.TopicPartitions = nil
 		} else {
-			a := make([]TopicPartitions, n)
+			a := reuse(s.TopicPartitions, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.TopicPartitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2445,7 +2461,7 @@ func (s *ConsumerGroupCurrentMemberAssignmentValue) read(r *reader, version int1
 		if isNull {
 			s.AssignedPartitions = nil
 		} else {
-			a := make([]TopicPartitionsWithEpochs, n)
+			a := reuse(s.AssignedPartitions, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -2457,16 +2473,16 @@ func (s *ConsumerGroupCurrentMemberAssignmentValue) read(r *reader, version int1
 		if isNull {
 			s.PartitionsPendingRevocation = nil
 		} else {
-			a := make([]TopicPartitionsWithEpochs, n)
+			a := reuse(s.PartitionsPendingRevocation, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.PartitionsPendingRevocation = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2571,16 +2587,16 @@ func (s *ShareGroupPartitionMetadataValue) read(r *reader, version int16, flex b
 		if isNull {
 			s.Topics = nil
 		} else {
-			a := make([]TopicMetadata, n)
+			a := reuse(s.Topics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.Topics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2667,7 +2683,7 @@ func (s *ShareGroupPartitionMetadataValue39) read(r *reader, version int16, flex
 		if isNull {
 			s.InitializedTopics = nil
 		} else {
-			a := make([]TopicPartitionsInfo, n)
+			a := reuse(s.InitializedTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -2679,16 +2695,16 @@ func (s *ShareGroupPartitionMetadataValue39) read(r *reader, version int16, flex
 		if isNull {
 			s.DeletingTopics = nil
 		} else {
-			a := make([]TopicInfo, n)
+			a := reuse(s.DeletingTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.DeletingTopics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2788,7 +2804,7 @@ func (s *ShareGroupMemberMetadataValue) isDefault() bool {
 }
 
 func (s *ShareGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
-	s.RackId = r.nstr(flex, "RackId")
+	s.RackId = r.nstrInto(s.RackId, flex, "RackId")
 	s.ClientId = r.str(flex, "ClientId")
 	s.ClientHost = r.str(flex, "ClientHost")
 	{
@@ -2796,16 +2812,16 @@ func (s *ShareGroupMemberMetadataValue) read(r *reader, version int16, flex bool
 		if isNull {
 			s.SubscribedTopicNames = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.SubscribedTopicNames, n)
 			for i := range a {
 				a[i] = r.str(flex, "SubscribedTopicNames")
 			}
 			s.SubscribedTopicNames = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2904,9 +2920,9 @@ func (s *ShareGroupMetadataValue) isDefault() bool {
 func (s *ShareGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = r.int64("MetadataHash")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -2980,9 +2996,9 @@ func (s *ShareGroupMetadataValue40) isDefault() bool {
 
 func (s *ShareGroupMetadataValue40) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3057,9 +3073,9 @@ func (s *ShareGroupTargetAssignmentMetadataValue) isDefault() bool {
 func (s *ShareGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
 	s.AssignmentEpoch = r.int32("AssignmentEpoch")
 	s.AssignmentTimestamp = 0
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3155,16 +3171,16 @@ func (s *ShareGroupTargetAssignmentMemberValue) read(r *reader, version int16, f
 		if isNull {
 			s.TopicPartitions = nil
 		} else {
-			a := make([]TopicPartitions, n)
+			a := reuse(s.TopicPartitions, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.TopicPartitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3260,16 +3276,16 @@ func (s *ShareGroupCurrentMemberAssignmentValue) read(r *reader, version int16, 
 		if isNull {
 			s.AssignedPartitions = nil
 		} else {
-			a := make([]TopicPartitions, n)
+			a := reuse(s.AssignedPartitions, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.AssignedPartitions = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3368,7 +3384,7 @@ func (s *ShareGroupStatePartitionMetadataValue) read(r *reader, version int16, f
 		if isNull {
 			s.InitializingTopics = nil
 		} else {
-			a := make([]TopicPartitionsInfo, n)
+			a := reuse(s.InitializingTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -3380,7 +3396,7 @@ func (s *ShareGroupStatePartitionMetadataValue) read(r *reader, version int16, f
 		if isNull {
 			s.InitializedTopics = nil
 		} else {
-			a := make([]TopicPartitionsInfo, n)
+			a := reuse(s.InitializedTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -3392,16 +3408,16 @@ func (s *ShareGroupStatePartitionMetadataValue) read(r *reader, version int16, f
 		if isNull {
 			s.DeletingTopics = nil
 		} else {
-			a := make([]TopicInfo, n)
+			a := reuse(s.DeletingTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.DeletingTopics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3512,7 +3528,7 @@ func (s *ShareGroupStatePartitionMetadataValue40) read(r *reader, version int16,
 		if isNull {
 			s.InitializedTopics = nil
 		} else {
-			a := make([]TopicPartitionsInfo, n)
+			a := reuse(s.InitializedTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -3524,16 +3540,16 @@ func (s *ShareGroupStatePartitionMetadataValue40) read(r *reader, version int16,
 		if isNull {
 			s.DeletingTopics = nil
 		} else {
-			a := make([]TopicInfo, n)
+			a := reuse(s.DeletingTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.DeletingTopics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3635,7 +3651,7 @@ func (s *ConsumerGroupRegularExpressionValue) read(r *reader, version int16, fle
 		if isNull {
 			s.Topics = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.Topics, n)
 			for i := range a {
 				a[i] = r.str(flex, "Topics")
 			}
@@ -3644,9 +3660,9 @@ func (s *ConsumerGroupRegularExpressionValue) read(r *reader, version int16, fle
 	}
 	s.ResolvedVersion = r.int64("Version")
 	s.Timestamp = r.int64("Timestamp")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3747,12 +3763,16 @@ func (s *StreamsGroupMetadataValue) read(r *reader, version int16, flex bool) {
 	s.Epoch = r.int32("Epoch")
 	s.MetadataHash = r.int64("MetadataHash")
 	s.ValidatedTopologyEpoch = -1
-	s.LastAssignmentConfigs = []KeyValue{}
+	if s.LastAssignmentConfigs != nil {
+		s.LastAssignmentConfigs = s.LastAssignmentConfigs[:0]
+	} else {
+		s.LastAssignmentConfigs = []KeyValue{}
+	}
 	s.StoredDescriptionTopologyEpoch = -1
 	s.FailedDescriptionTopologyEpoch = -1
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -3771,7 +3791,7 @@ func (s *StreamsGroupMetadataValue) read(r *reader, version int16, flex bool) {
 					if isNull {
 						s.LastAssignmentConfigs = nil
 					} else {
-						a := make([]KeyValue, n)
+						a := reuse(s.LastAssignmentConfigs, n)
 						for i := range a {
 							a[i].read(r, version, flex)
 						}
@@ -3942,16 +3962,16 @@ func (s *StreamsGroupPartitionMetadataValue) read(r *reader, version int16, flex
 		if isNull {
 			s.Topics = nil
 		} else {
-			a := make([]StreamsTopicMetadata, n)
+			a := reuse(s.Topics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.Topics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4038,9 +4058,9 @@ func (s *StreamsTopicMetadata) read(r *reader, version int16, flex bool) {
 	s.TopicId = r.uuid("TopicId")
 	s.TopicName = r.str(flex, "TopicName")
 	s.NumPartitions = r.int32("NumPartitions")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4140,15 +4160,18 @@ func (s *StreamsGroupMemberMetadataValue) isDefault() bool {
 }
 
 func (s *StreamsGroupMemberMetadataValue) read(r *reader, version int16, flex bool) {
-	s.InstanceId = r.nstr(flex, "InstanceId")
-	s.RackId = r.nstr(flex, "RackId")
+	s.InstanceId = r.nstrInto(s.InstanceId, flex, "InstanceId")
+	s.RackId = r.nstrInto(s.RackId, flex, "RackId")
 	s.ClientId = r.str(flex, "ClientId")
 	s.ClientHost = r.str(flex, "ClientHost")
 	s.RebalanceTimeoutMs = r.int32("RebalanceTimeoutMs")
 	s.TopologyEpoch = r.int32("TopologyEpoch")
 	s.ProcessId = r.str(flex, "ProcessId")
 	if r.structMarker("UserEndpoint") {
-		v := new(Endpoint)
+		v := s.UserEndpoint
+		if v == nil {
+			v = new(Endpoint)
+		}
 		v.read(r, version, flex)
 		s.UserEndpoint = v
 	} else {
@@ -4159,16 +4182,16 @@ func (s *StreamsGroupMemberMetadataValue) read(r *reader, version int16, flex bo
 		if isNull {
 			s.ClientTags = nil
 		} else {
-			a := make([]KeyValue, n)
+			a := reuse(s.ClientTags, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.ClientTags = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4298,9 +4321,9 @@ func (s *Endpoint) isDefault() bool {
 func (s *Endpoint) read(r *reader, version int16, flex bool) {
 	s.Host = r.str(flex, "Host")
 	s.Port = r.uint16("Port")
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4378,9 +4401,9 @@ func (s *StreamsGroupTargetAssignmentMetadataValue) isDefault() bool {
 func (s *StreamsGroupTargetAssignmentMetadataValue) read(r *reader, version int16, flex bool) {
 	s.AssignmentEpoch = r.int32("AssignmentEpoch")
 	s.AssignmentTimestamp = 0
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4482,7 +4505,7 @@ func (s *StreamsGroupTargetAssignmentMemberValue) read(r *reader, version int16,
 		if isNull {
 			s.ActiveTasks = nil
 		} else {
-			a := make([]TaskIds, n)
+			a := reuse(s.ActiveTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4494,7 +4517,7 @@ func (s *StreamsGroupTargetAssignmentMemberValue) read(r *reader, version int16,
 		if isNull {
 			s.StandbyTasks = nil
 		} else {
-			a := make([]TaskIds, n)
+			a := reuse(s.StandbyTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4506,16 +4529,16 @@ func (s *StreamsGroupTargetAssignmentMemberValue) read(r *reader, version int16,
 		if isNull {
 			s.WarmupTasks = nil
 		} else {
-			a := make([]TaskIds, n)
+			a := reuse(s.WarmupTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.WarmupTasks = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4650,7 +4673,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.ActiveTasks = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.ActiveTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4662,7 +4685,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.StandbyTasks = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.StandbyTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4674,7 +4697,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.WarmupTasks = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.WarmupTasks, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4686,7 +4709,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.ActiveTasksPendingRevocation = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.ActiveTasksPendingRevocation, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4698,7 +4721,7 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.StandbyTasksPendingRevocation = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.StandbyTasksPendingRevocation, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -4710,16 +4733,16 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) read(r *reader, version int16
 		if isNull {
 			s.WarmupTasksPendingRevocation = nil
 		} else {
-			a := make([]TaskIdsWithEpochs, n)
+			a := reuse(s.WarmupTasksPendingRevocation, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.WarmupTasksPendingRevocation = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4876,16 +4899,16 @@ func (s *StreamsGroupTopologyValue) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Subtopologies = nil
 		} else {
-			a := make([]Subtopology, n)
+			a := reuse(s.Subtopologies, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.Subtopologies = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -4986,7 +5009,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.SourceTopics = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.SourceTopics, n)
 			for i := range a {
 				a[i] = r.str(flex, "SourceTopics")
 			}
@@ -4998,7 +5021,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.SourceTopicRegex = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.SourceTopicRegex, n)
 			for i := range a {
 				a[i] = r.str(flex, "SourceTopicRegex")
 			}
@@ -5010,7 +5033,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.StateChangelogTopics = nil
 		} else {
-			a := make([]StreamsTopicInfo, n)
+			a := reuse(s.StateChangelogTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -5022,7 +5045,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.RepartitionSinkTopics = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.RepartitionSinkTopics, n)
 			for i := range a {
 				a[i] = r.str(flex, "RepartitionSinkTopics")
 			}
@@ -5034,7 +5057,7 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.RepartitionSourceTopics = nil
 		} else {
-			a := make([]StreamsTopicInfo, n)
+			a := reuse(s.RepartitionSourceTopics, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -5046,16 +5069,16 @@ func (s *Subtopology) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.CopartitionGroups = nil
 		} else {
-			a := make([]CopartitionGroup, n)
+			a := reuse(s.CopartitionGroups, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
 			s.CopartitionGroups = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -5197,7 +5220,7 @@ func (s *CopartitionGroup) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.SourceTopics = nil
 		} else {
-			a := make([]int16, n)
+			a := reuse(s.SourceTopics, n)
 			for i := range a {
 				a[i] = r.int16("SourceTopics")
 			}
@@ -5209,7 +5232,7 @@ func (s *CopartitionGroup) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.SourceTopicRegex = nil
 		} else {
-			a := make([]int16, n)
+			a := reuse(s.SourceTopicRegex, n)
 			for i := range a {
 				a[i] = r.int16("SourceTopicRegex")
 			}
@@ -5221,16 +5244,16 @@ func (s *CopartitionGroup) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.RepartitionSourceTopics = nil
 		} else {
-			a := make([]int16, n)
+			a := reuse(s.RepartitionSourceTopics, n)
 			for i := range a {
 				a[i] = r.int16("RepartitionSourceTopics")
 			}
 			s.RepartitionSourceTopics = a
 		}
 	}
+	s.UnknownTags = nil
+	s.presentTags = 0
 	if flex {
-		s.UnknownTags = nil
-		s.presentTags = 0
 		n := r.tagCount()
 		last := -1
 		for i := 0; i < n && r.err == nil; i++ {
@@ -5337,7 +5360,7 @@ func (s *ConsumerProtocolSubscription) read(r *reader, version int16, flex bool)
 		if isNull {
 			s.Topics = nil
 		} else {
-			a := make([]string, n)
+			a := reuse(s.Topics, n)
 			for i := range a {
 				a[i] = r.str(flex, "Topics")
 			}
@@ -5351,7 +5374,7 @@ func (s *ConsumerProtocolSubscription) read(r *reader, version int16, flex bool)
 			if isNull {
 				s.OwnedPartitions = nil
 			} else {
-				a := make([]OwnedPartition, n)
+				a := reuse(s.OwnedPartitions, n)
 				for i := range a {
 					a[i].read(r, version, flex)
 				}
@@ -5368,10 +5391,9 @@ func (s *ConsumerProtocolSubscription) read(r *reader, version int16, flex bool)
 	}
 	if version >= 3 {
 		if version >= 3 {
-			s.RackId = r.nstr(flex, "RackId")
+			s.RackId = r.nstrInto(s.RackId, flex, "RackId")
 		} else {
-			v := r.str(flex, "RackId")
-			s.RackId = &v
+			s.RackId = r.strInto(s.RackId, flex, "RackId")
 		}
 	} else {
 		s.RackId = nil
@@ -5483,10 +5505,8 @@ func (s *OwnedPartition) read(r *reader, version int16, flex bool) {
 			if isNull {
 				s.Partitions = nil
 			} else {
-				a := make([]int32, n)
-				for i := range a {
-					a[i] = r.int32("Partitions")
-				}
+				a := reuse(s.Partitions, n)
+				r.int32s(a)
 				s.Partitions = a
 			}
 		}
@@ -5562,7 +5582,7 @@ func (s *ConsumerProtocolAssignment) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.AssignedPartitions = nil
 		} else {
-			a := make([]AssignedPartition, n)
+			a := reuse(s.AssignedPartitions, n)
 			for i := range a {
 				a[i].read(r, version, flex)
 			}
@@ -5633,10 +5653,8 @@ func (s *AssignedPartition) read(r *reader, version int16, flex bool) {
 		if isNull {
 			s.Partitions = nil
 		} else {
-			a := make([]int32, n)
-			for i := range a {
-				a[i] = r.int32("Partitions")
-			}
+			a := reuse(s.Partitions, n)
+			r.int32s(a)
 			s.Partitions = a
 		}
 	}

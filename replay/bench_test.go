@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -43,21 +44,39 @@ func (it *benchIter) Batch() *eventlog.Batch { return it.b[it.i] }
 func (it *benchIter) Err() error             { return nil }
 func (it *benchIter) Close() error           { return nil }
 
-// logBuilder appends coordinator records as Kafka batches.
+// logBuilder appends coordinator records as Kafka batches. The records' bytes lie one after
+// the other in large buffers, as a segment reader's batch buffer holds them: a benchmark
+// measures replay, not the cache misses of bytes scattered over the heap.
 type logBuilder struct {
 	batches []*eventlog.Batch
 	next    int64
 	ts      int64
 	bytes   int64
+	arena   []byte
+}
+
+// keep copies b into the arena; nil stays nil.
+func (lb *logBuilder) keep(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if cap(lb.arena)-len(lb.arena) < len(b) {
+		lb.arena = make([]byte, 0, max(1<<20, len(b)))
+	}
+	start := len(lb.arena)
+	lb.arena = append(lb.arena, b...)
+	return lb.arena[start:len(lb.arena):len(lb.arena)]
 }
 
 func (lb *logBuilder) batch(recs ...recordcodec.Record) {
 	b := &eventlog.Batch{BaseOffset: lb.next, Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: lb.ts, MaxTimestamp: lb.ts}
+	b.Records = make([]eventlog.Record, 0, len(recs))
 	for _, r := range recs {
 		k, v, err := recordcodec.Encode(r)
 		if err != nil {
 			panic(err)
 		}
+		k, v = lb.keep(k), lb.keep(v)
 		b.Records = append(b.Records, eventlog.Record{Offset: lb.next, Timestamp: lb.ts, Key: k, Value: v})
 		lb.bytes += int64(len(k) + len(v))
 		lb.next++
@@ -141,6 +160,7 @@ func benchReplay(b *testing.B, lb *logBuilder) {
 	src := &benchSource{batches: lb.batches}
 	b.SetBytes(lb.bytes)
 	b.ReportAllocs()
+	runtime.GC() // the log's construction leaves garbage: collect it outside the timed loop
 	b.ResetTimer()
 	for b.Loop() {
 		e := New(0, Options{})
@@ -199,4 +219,118 @@ func BenchmarkReplaySegments(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(lb.next)*float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
+
+// BenchmarkReplayLog replays the segment files of the __consumer_offsets-N directory
+// COORDLOG_BENCH_LOG (for example one written by `replay simulate --segments`, or by a real
+// broker) from memory on one core: the batches are read once, their bytes kept contiguous as
+// the segment reader holds them, and every iteration replays them into a new engine.
+func BenchmarkReplayLog(b *testing.B) {
+	dir := os.Getenv("COORDLOG_BENCH_LOG")
+	if dir == "" {
+		b.Skip("COORDLOG_BENCH_LOG names no __consumer_offsets-N directory")
+	}
+	src, err := segment.Open(dir, segment.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	parts, err := src.Partitions()
+	if err != nil || len(parts) != 1 {
+		b.Fatalf("%s: want one partition, got %v (%v)", dir, parts, err)
+	}
+	it, err := src.Batches(parts[0], 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lb := &logBuilder{}
+	var records int64
+	for it.Next() {
+		c := it.Batch().Clone()
+		for i := range c.Records {
+			r := &c.Records[i]
+			r.Key, r.Value = lb.keep(r.Key), lb.keep(r.Value)
+			lb.bytes += int64(len(r.Key) + len(r.Value))
+		}
+		records += int64(len(c.Records))
+		lb.batches = append(lb.batches, c)
+	}
+	if err := it.Err(); err != nil {
+		b.Fatal(err)
+	}
+	it.Close()
+	lb.next = records
+	benchReplay(b, lb)
+}
+
+// BenchmarkReplayLogDir writes a log directory of COORDLOG_BENCH_PARTITIONS (default 50)
+// __consumer_offsets-N partitions, each COORDLOG_BENCH_RECORDS records (default 40,000: two
+// thirds offset commits, a third streams group records), as segment files, and replays the
+// whole directory with ReplaySource on 1 and on 2 workers: reading, CRC checks, decoding and
+// replay of each partition on its worker. COORDLOG_BENCH_KEEP=DIR writes the directory there
+// and keeps it (to time the CLI on it).
+func BenchmarkReplayLogDir(b *testing.B) {
+	parts, records := 50, 40_000
+	if s := os.Getenv("COORDLOG_BENCH_PARTITIONS"); s != "" {
+		parts, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("COORDLOG_BENCH_RECORDS"); s != "" {
+		records, _ = strconv.Atoi(s)
+	}
+	dir := os.Getenv("COORDLOG_BENCH_KEEP")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	var total, disk int64
+	for p := range parts {
+		pdir := filepath.Join(dir, fmt.Sprintf("__consumer_offsets-%d", p))
+		if _, err := os.Stat(pdir); err == nil {
+			b.Fatalf("%s exists: give COORDLOG_BENCH_KEEP a new directory", pdir)
+		}
+		w, err := segment.NewWriter(pdir, segment.WriterOptions{SegmentBytes: 100 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var next int64
+		for _, lb := range []*logBuilder{offsetCommitLog(records * 2 / 3), streamsLog(records / 3)} {
+			for _, bt := range lb.batches {
+				c := *bt
+				c.Partition, c.BaseOffset, c.LastOffset = int32(p), bt.BaseOffset+next, bt.LastOffset+next
+				c.Records = append([]eventlog.Record(nil), bt.Records...)
+				for i := range c.Records {
+					c.Records[i].Offset += next
+				}
+				if _, err := w.Write(&c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			next += lb.next
+		}
+		total += next
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(pdir, "*.log"))
+		for _, f := range files {
+			st, _ := os.Stat(f)
+			disk += st.Size()
+		}
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.SetBytes(disk)
+			b.ReportAllocs()
+			runtime.GC()
+			b.ResetTimer()
+			for b.Loop() {
+				src, err := segment.Open(dir, segment.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ReplaySource(context.Background(), src, nil, math.MaxInt64, Options{}, workers); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }

@@ -27,9 +27,9 @@ func TestEveryRecordTypeHasAReplayRule(t *testing.T) {
 			val := recordcodec.NewValue(typ, e.layout)
 			require.NotNil(t, val, "Kafka %s replays type %d (%s) but layout %s has no value schema for it", v, id, typ, e.layout)
 			key := recordcodec.Key{Type: typ, Group: "g", Topic: "t", Member: "m", Regex: "r"}
-			err := e.dispatch(recordcodec.Record{Key: key, Value: val}, 0, groupstate.NoProducerID)
+			err := e.dispatch(&recordcodec.Record{Key: key, Value: val}, 0, groupstate.NoProducerID)
 			require.False(t, errors.Is(err, errNoReplayRule), "Kafka %s, type %d (%s): %v", v, id, typ, err)
-			err = e.dispatch(recordcodec.Record{Key: key}, 1, groupstate.NoProducerID)
+			err = e.dispatch(&recordcodec.Record{Key: key}, 1, groupstate.NoProducerID)
 			require.False(t, errors.Is(err, errNoReplayRule), "Kafka %s, type %d (%s) tombstone: %v", v, id, typ, err)
 		}
 	}

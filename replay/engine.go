@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
@@ -24,6 +23,10 @@ type Options struct {
 	Layout *recordcodec.Layout
 	// Observer, when set, sees every record and marker after it was applied (or refused).
 	Observer Observer
+	// OffsetFilter, when set, is the state's offset filter (groupstate's SetOffsetFilter): the
+	// state keeps only the offsets of the keys it accepts. For proofs that compare a large log's
+	// offsets part by part; the state is then not the whole state of the log.
+	OffsetFilter func(group, topic string, partition int32) bool
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live
@@ -45,8 +48,9 @@ type Event struct {
 	Offset    int64
 	Timestamp int64
 	// Record is the decoded coordinator record (nil Value: tombstone); zero for markers. Like
-	// Batch it is valid only during the callback: its strings may alias the batch's buffers,
-	// so an observer copies what it keeps.
+	// Batch it is valid only during the callback: its strings may alias the batch's buffers
+	// and its Value is reused for the next record of its type, so an observer copies what it
+	// keeps.
 	Record recordcodec.Record
 	// Marker is set for a COMMIT or ABORT control record.
 	Marker *Marker
@@ -127,11 +131,15 @@ type Engine struct {
 	stats     Stats
 	// violations are kept in forensic mode (strict mode stops at the first).
 	violations []Violation
-	// names interns group ids and topic names: offset commits decode their keys without
-	// copying, and the state keeps one copy of each name.
-	names map[string]string
-	ocv   recordcodec.OffsetCommitValue
-	ev    Event
+	// Records decode without copying (their strings alias the batch) into values the engine
+	// reuses, one per record type (vals; ocv for offset commits), and convert into reused
+	// groupstate inputs (cv); the state copies what it keeps. A record that changes nothing
+	// allocates nothing.
+	ocv  recordcodec.OffsetCommitValue
+	rec  recordcodec.Record // the record being applied (decode)
+	vals [recordcodec.NumRecordTypes]recordcodec.Value
+	cv   converted
+	ev   Event
 }
 
 // New returns an engine with an empty state for partition p.
@@ -139,7 +147,10 @@ func New(p int32, opts Options) *Engine {
 	if !opts.Version.Valid() {
 		opts.Version = groupstate.DefaultKafkaVersion
 	}
-	e := &Engine{partition: p, opts: opts, state: groupstate.New(opts.Version), names: map[string]string{}}
+	e := &Engine{partition: p, opts: opts, state: groupstate.New(opts.Version)}
+	if opts.OffsetFilter != nil {
+		e.state.SetOffsetFilter(opts.OffsetFilter)
+	}
 	e.layout = recordcodec.LayoutCurrent
 	if opts.Version == groupstate.Kafka40 {
 		e.layout = recordcodec.Layout40
@@ -166,6 +177,10 @@ func (e *Engine) Partition() int32 { return e.partition }
 // State returns a read-only view of the live state: it follows the engine as it replays, so
 // read it between runs, never while one is in progress.
 func (e *Engine) State() groupstate.View { return e.state.View() }
+
+// ImageCache returns the image cache of the engine's state (groupstate.ImageCache), attached
+// the first time: periodic snapshots of the engine then copy the entries of untouched groups.
+func (e *Engine) ImageCache() *groupstate.ImageCache { return e.state.ImageCache() }
 
 // NextOffset is the offset after the last applied batch.
 func (e *Engine) NextOffset() int64 { return e.next }
@@ -313,13 +328,30 @@ func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {
 	return nil
 }
 
-func (e *Engine) intern(s string) string {
-	if v, ok := e.names[s]; ok {
-		return v
+// decode decodes a record as recordcodec.Decoder.Record does, without copying: the key's
+// strings alias it and the value is the engine's reused value of its type. Keys that do not
+// decode, and unknown types, take the copying decoder (for its exact partial record and
+// error).
+func (e *Engine) decode(rec *recordcodec.Record, key, value []byte) (err error) {
+	d := recordcodec.Decoder{Layout: e.layout, NoCopy: true}
+	if rec.Key, err = d.Key(key); err != nil {
+		*rec, err = recordcodec.Decoder{Layout: e.layout}.Record(key, value)
+		return err
 	}
-	c := strings.Clone(s)
-	e.names[c] = c
-	return c
+	if value == nil {
+		rec.Value = nil
+		return nil
+	}
+	v := e.vals[rec.Key.Type]
+	if v == nil {
+		if v = recordcodec.NewValue(rec.Key.Type, e.layout); v == nil {
+			*rec, err = recordcodec.Decoder{Layout: e.layout}.Record(key, value)
+			return err
+		}
+		e.vals[rec.Key.Type] = v
+	}
+	rec.Value = v
+	return d.DecodeInto(v, value)
 }
 
 func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
@@ -332,14 +364,14 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil {
 		return e.applyOffsetCommitFast(b, r)
 	}
-	rec, err := recordcodec.Decoder{Layout: e.layout}.Record(r.Key, r.Value)
-	if err != nil {
+	rec := &e.rec
+	if err := e.decode(rec, r.Key, r.Value); err != nil {
 		var ue *recordcodec.UnknownTypeError
 		var te *recordcodec.TrailingBytesError
 		switch {
 		case errors.As(err, &ue):
 			e.stats.UnknownTypes++
-			e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = rec, "unknown-type" })
+			e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = *rec, "unknown-type" })
 			return nil
 		case errors.As(err, &te):
 			e.stats.TrailingBytes++ // Kafka's readers ignore trailing bytes
@@ -353,7 +385,7 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		// unknown to it) and skipped as its loader does. An explicit layout decodes them on
 		// purpose.
 		e.stats.UnknownTypes++
-		e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = rec, "unknown-type" })
+		e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = *rec, "unknown-type" })
 		return nil
 	}
 	if !e.opts.Version.ReplaysRecordType(int16(t)) {
@@ -369,7 +401,9 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 	} else {
 		e.stats.Applied[t]++
 	}
-	e.observe(b, r, func(ev *Event) { ev.Record = rec })
+	if e.opts.Observer != nil {
+		e.observe(b, r, func(ev *Event) { ev.Record = *rec })
+	}
 	return nil
 }
 
@@ -392,18 +426,11 @@ func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) er
 		}
 		e.stats.TrailingBytes++
 	}
+	// group, topic and metadata alias the batch: groupstate copies what it keeps, once per
+	// group and topic.
 	v := &e.ocv
-	meta := v.Metadata
-	if meta != "" {
-		meta = strings.Clone(meta)
-	}
-	// group and topic alias the batch: groupstate copies the names it keeps, once per group and
-	// topic. Pending transactional offsets key by name, so intern those.
-	if b.ProducerID != groupstate.NoProducerID {
-		group, topic = e.intern(group), e.intern(topic)
-	}
 	err = e.state.ReplayOffsetCommit(r.Offset, b.ProducerID, group, topic, partition, groupstate.OffsetCommitValue{
-		Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: meta, CommitTimestamp: v.CommitTimestamp,
+		Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp,
 		ExpireTimestamp: v.ExpireTimestamp, TopicID: groupstate.Uuid(v.TopicId),
 	})
 	if err != nil {

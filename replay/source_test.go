@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/leakcheck"
 )
 
@@ -54,4 +55,34 @@ func TestReplaySourceErrorsAndWaits(t *testing.T) {
 	_, err = ReplaySource(ctx, src, nil, math.MaxInt64, Options{}, 2)
 	require.NoError(t, err, "empty partitions replay nothing, cancelled or not")
 	leakcheck.None(t, time.Second, "github.com/coordlog/coordlog/replay.ReplaySource")
+}
+
+// TestReplayCutsObservers: each partition's engine gets the observer of its cut, and sees
+// exactly its partition's records (run under -race: the partitions replay on several
+// goroutines at once).
+func TestReplayCutsObservers(t *testing.T) {
+	mem, err := eventlog.NewMemory()
+	require.NoError(t, err)
+	const parts = 6
+	for p := range int32(parts) {
+		lb := offsetCommitLog(200 + 10*int(p))
+		for _, b := range lb.batches {
+			b.Partition = p
+			require.NoError(t, mem.Append(b))
+		}
+	}
+	seen := make([][]int64, parts)
+	cuts := make([]Cut, parts)
+	for p := range int32(parts) {
+		cuts[p] = Cut{Partition: p, Until: math.MaxInt64, Observer: ObserverFunc(func(ev *Event, _ groupstate.View) {
+			require.Equal(t, p, ev.Partition)
+			seen[p] = append(seen[p], ev.Offset)
+		})}
+	}
+	res, err := ReplayCuts(context.Background(), mem, cuts, Options{}, 3)
+	require.NoError(t, err)
+	for p := range parts {
+		require.Len(t, seen[p], 200+10*p, "partition %d", p)
+		require.Equal(t, int64(200+10*p), res[p].Engine.Stats().Records)
+	}
 }

@@ -15,17 +15,21 @@
 // # The proof
 //
 // The proof is replay/audit's CompactionProof: each partition of the original and of the
-// compacted log is replayed to its end, one after the other; the next offsets must match and the SHA-256 of the states'
-// JSON dumps must match. When they differ both are replayed again and groupstate.Diff shows
-// how. One difference is tolerated unless --exact: an implicit group (a classic group with no
+// compacted log is replayed to its end, one after the other; the next offsets must match, the
+// SHA-256 of the groups' JSON dumps must match, and so must the offsets (committed and
+// pending, per key the record that holds it). When they differ both are replayed again and
+// groupstate.Diff shows how. One difference is tolerated unless --exact: an implicit group (a classic group with no
 // protocol type, members, generation, protocol, leader or timestamp: what replaying an offset
 // commit creates for an unknown group) present on one side only. Kafka's own cleaner creates
 // exactly this difference (offset commits superseded by their tombstones no longer create the
 // group on load; an offset commit that outlives an expired group tombstone creates it again)
 // and the group holds no data; offsets and everything else are compared exactly.
 //
-// The proof holds one replayed state at a time: its memory is what a coordinator loading the
-// partition needs, and it is not bounded by --index-memory as the compaction itself is.
+// The proof runs in bounded memory: it holds one log's groups at a time and, per offset key,
+// a 48-byte entry instead of the state's few hundred bytes; when a partition's offsets exceed
+// --index-memory (192 MiB by default: about 4 million keys), they are compared in parts by
+// key hash, each part replayed from both logs (said on stderr), so that a 10 GB log proves
+// under the job's 448 MiB memory limit, at the price of more replays.
 //
 // # Exit codes
 //

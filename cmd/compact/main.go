@@ -8,9 +8,9 @@ import (
 )
 
 // defaultMemoryLimit is the Go runtime's soft memory limit for a compaction job unless
-// GOMEMLIMIT says otherwise. The proof holds one replayed state at a time; without a limit the
-// garbage collector lets the heap grow to twice that live state (about 590 MB of RSS for a
-// 1 GiB dump with 1.5M committed offsets, 415 MB with this limit), at a few percent of time.
+// GOMEMLIMIT says otherwise. The key index and the proof's offsets each stay within
+// --index-memory (the proof compares the offsets in parts past it), and one log's groups; the
+// limit keeps the garbage collector from letting the heap grow to twice that.
 const defaultMemoryLimit = 448 << 20
 
 func main() {

@@ -145,7 +145,9 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	if !f.quiet {
 		job.Log = logf
 	}
-	job.Verify = audit.CompactionProof{Options: ropts, Exact: f.exact, Report: logf}.Verify
+	// The proof holds at most as many bytes of offsets as the index did (they run one after
+	// the other).
+	job.Verify = audit.CompactionProof{Options: ropts, Exact: f.exact, Report: logf, MemoryBudget: f.indexMemory}.Verify
 	start := time.Now()
 	res, err := job.Run(ctx)
 	if res != nil {

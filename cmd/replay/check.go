@@ -48,7 +48,7 @@ The exit status is 1 when anything is found, 0 otherwise.`,
 func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.Writer) error {
 	f.forensic = true // an audit reports every problem instead of stopping at the first
 	a := audit.New()
-	r, err := replayInput(cmd, path, &f.replayFlags, a.Observer, stderr)
+	r, err := replayInputParallel(cmd, path, &f.replayFlags, a.Observer, stderr) // an Audit takes partitions concurrently
 	if err != nil {
 		return err
 	}

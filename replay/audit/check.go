@@ -47,7 +47,7 @@ func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
 
 // Observer returns the observer that audits partition p's records as they replay.
 func (a *Audit) Observer(p int32) replay.Observer {
-	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]bool{}}
+	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}}
 	a.mu.Lock()
 	a.batches[p] = b
 	a.mu.Unlock()
@@ -76,7 +76,11 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 		p := e.Partition()
 		out = append(out, StateFindings(p, e.State())...)
 		if b := a.batches[p]; b != nil && numPartitions > 0 {
-			out = append(out, Placement(p, b.groups, numPartitions)...)
+			groups := make(map[string]bool, len(b.groups))
+			for g := range b.groups {
+				groups[g] = true
+			}
+			out = append(out, Placement(p, groups, numPartitions)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -97,7 +101,8 @@ type batchAudit struct {
 	members   map[string]int  // group -> target member values minus tombstones in the current batch
 	meta      map[string]bool // group -> target metadata value in the current batch
 	findings  []Finding
-	groups    map[string]bool // groups with records in this partition
+	groups    map[string]string // groups with records in this partition (each its own key)
+	last      string            // the group of the previous record (a key of groups)
 }
 
 func (a *batchAudit) flush() {
@@ -133,8 +138,14 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Marker != nil || ev.Skipped != "" {
 		return
 	}
-	if !a.groups[k.Group] {
-		a.groups[strings.Clone(k.Group)] = true // the event's strings alias the batch
+	if k.Group != a.last || a.last == "" {
+		// Records come in runs of one group: the map is asked once per run.
+		own, ok := a.groups[k.Group]
+		if !ok {
+			own = strings.Clone(k.Group) // the event's strings alias the batch
+			a.groups[own] = own
+		}
+		a.last = own
 	}
 	tomb := ev.Record.Value == nil
 	switch k.Type {
@@ -187,63 +198,38 @@ func PartitionCount(parts []int32) int32 {
 	return int32(len(parts))
 }
 
-// StateFindings audits the state of partition p at the end of its log.
+// StateFindings audits the state of partition p at the end of its log. It reads the groups
+// one at a time (a copy of each, not of the whole state).
 func StateFindings(p int32, st groupstate.View) []Finding {
 	var out []Finding
 	add := func(kind, format string, args ...any) {
 		out = append(out, Finding{p, -1, kind, fmt.Sprintf(format, args...)})
 	}
-	for _, g := range st.Groups() {
-		switch {
-		case g.Consumer != nil:
-			for _, m := range g.Consumer.Members {
-				if m.MemberEpoch > g.Consumer.GroupEpoch {
-					add(KindMemberEpochAhead, "consumer group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, m.MemberEpoch, g.Consumer.GroupEpoch)
+	owners := map[ownedTask]int{} // reused from group to group
+	for _, id := range st.GroupIDs() {
+		switch typ, _ := st.GroupType(id); typ {
+		case groupstate.GroupTypeConsumer:
+			g, _ := st.ConsumerGroup(id)
+			for _, m := range g.Members {
+				if m.MemberEpoch > g.GroupEpoch {
+					add(KindMemberEpochAhead, "consumer group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
-		case g.Share != nil:
-			for _, m := range g.Share.Members {
-				if m.MemberEpoch > g.Share.GroupEpoch {
-					add(KindMemberEpochAhead, "share group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, m.MemberEpoch, g.Share.GroupEpoch)
+		case groupstate.GroupTypeShare:
+			g, _ := st.ShareGroup(id)
+			for _, m := range g.Members {
+				if m.MemberEpoch > g.GroupEpoch {
+					add(KindMemberEpochAhead, "share group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
-		case g.Streams != nil:
-			s := g.Streams
-			owners := map[string][]string{} // process|subtopology|partition -> roles
+		case groupstate.GroupTypeStreams:
+			s, _ := st.StreamsGroup(id)
 			for _, m := range s.Members {
 				if m.MemberEpoch != nil && *m.MemberEpoch > s.GroupEpoch {
-					add(KindMemberEpochAhead, "streams group %s: member %s at epoch %d, group epoch %d", g.GroupID, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
-				}
-				if m.Metadata == nil || m.AssignedTasks == nil {
-					continue
-				}
-				proc := m.Metadata.ProcessID
-				for _, t := range m.AssignedTasks.ActiveTasks {
-					for _, part := range t.Partitions {
-						key := fmt.Sprintf("%s|%s|%d", proc, t.SubtopologyID, part)
-						owners[key] = append(owners[key], "active on "+m.MemberID)
-					}
-				}
-				for _, list := range [][]groupstate.TaskIDs{m.AssignedTasks.StandbyTasks, m.AssignedTasks.WarmupTasks} {
-					for _, t := range list {
-						for _, part := range t.Partitions {
-							key := fmt.Sprintf("%s|%s|%d", proc, t.SubtopologyID, part)
-							owners[key] = append(owners[key], "standby/warm-up on "+m.MemberID)
-						}
-					}
+					add(KindMemberEpochAhead, "streams group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
 				}
 			}
-			var keys []string
-			for k, roles := range owners {
-				if len(roles) > 1 {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				parts := strings.SplitN(k, "|", 3)
-				add(KindTaskTwiceOnProcess, "streams group %s: task %s_%s is owned %d times on process %s (%s)", g.GroupID, parts[1], parts[2], len(owners[k]), parts[0], strings.Join(owners[k], ", "))
-			}
+			out = append(out, tasksOwnedTwice(p, &s, owners)...)
 		}
 	}
 	for _, pt := range st.PendingTransactions() {
@@ -257,6 +243,83 @@ func StateFindings(p int32, st groupstate.View) []Finding {
 		if _, ok := st.GroupType(gid); !ok {
 			add(KindOffsetsOfDeletedGroup, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
 		}
+	}
+	return out
+}
+
+// ownedTask is a task on a process.
+type ownedTask struct {
+	process, subtopology string
+	partition            int32
+}
+
+// tasksOwnedTwice reports the tasks of a streams group that more than one role owns on one
+// process (an active and a standby, or two of a kind). Counting comes first (owners is
+// scratch, emptied here); the roles of the few tasks owned twice are listed afterwards.
+func tasksOwnedTwice(p int32, s *groupstate.StreamsGroup, owners map[ownedTask]int) []Finding {
+	clear(owners)
+	each := func(f func(t ownedTask, role string)) {
+		for _, m := range s.Members {
+			if m.Metadata == nil || m.AssignedTasks == nil {
+				continue
+			}
+			proc := m.Metadata.ProcessID
+			for _, t := range m.AssignedTasks.ActiveTasks {
+				for _, part := range t.Partitions {
+					f(ownedTask{proc, t.SubtopologyID, part}, "active on "+m.MemberID)
+				}
+			}
+			for _, list := range [][]groupstate.TaskIDs{m.AssignedTasks.StandbyTasks, m.AssignedTasks.WarmupTasks} {
+				for _, t := range list {
+					for _, part := range t.Partitions {
+						f(ownedTask{proc, t.SubtopologyID, part}, "standby/warm-up on "+m.MemberID)
+					}
+				}
+			}
+		}
+	}
+	twice := 0
+	for _, m := range s.Members { // the counting pass, without the role strings
+		if m.Metadata == nil || m.AssignedTasks == nil {
+			continue
+		}
+		proc := m.Metadata.ProcessID
+		for _, list := range [][]groupstate.TaskIDs{m.AssignedTasks.StandbyTasks, m.AssignedTasks.WarmupTasks} {
+			for _, t := range list {
+				for _, part := range t.Partitions {
+					if owners[ownedTask{proc, t.SubtopologyID, part}]++; owners[ownedTask{proc, t.SubtopologyID, part}] == 2 {
+						twice++
+					}
+				}
+			}
+		}
+		for _, t := range m.AssignedTasks.ActiveTasks {
+			for _, part := range t.Partitions {
+				if owners[ownedTask{proc, t.SubtopologyID, part}]++; owners[ownedTask{proc, t.SubtopologyID, part}] == 2 {
+					twice++
+				}
+			}
+		}
+	}
+	if twice == 0 {
+		return nil
+	}
+	roles := map[string][]string{} // "process|subtopology|partition" -> roles, in member order
+	each(func(t ownedTask, role string) {
+		if owners[t] > 1 {
+			key := fmt.Sprintf("%s|%s|%d", t.process, t.subtopology, t.partition)
+			roles[key] = append(roles[key], role)
+		}
+	})
+	keys := make([]string, 0, len(roles))
+	for k := range roles {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []Finding
+	for _, k := range keys {
+		parts := strings.SplitN(k, "|", 3)
+		out = append(out, Finding{p, -1, KindTaskTwiceOnProcess, fmt.Sprintf("streams group %s: task %s_%s is owned %d times on process %s (%s)", s.GroupID, parts[1], parts[2], len(roles[k]), parts[0], strings.Join(roles[k], ", "))})
 	}
 	return out
 }

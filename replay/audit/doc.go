@@ -26,7 +26,14 @@
 // # Compaction proof
 //
 // CompactionProof replays each partition of the original and of the compacted log to its end,
-// one after the other, reducing each state to a digest before building the next, so that the
-// proof holds one coordinator state at a time. Next offsets and digests must be equal; when
-// they are not, both are replayed again and the difference is explained with groupstate.Diff.
+// one after the other, reducing each replay to digests before the next: the groups into a
+// state (whose offsets are filtered out: groupstate's SetOffsetFilter) and a SHA-256 of their
+// dump, the committed and pending offsets into an offset book (offsetbook.go: per key a
+// 128-bit hash, the log offset of the record that holds it and a hash of its value, following
+// groupstate's offset rules; a test holds the two to each other) and an order-independent
+// digest of it. Memory is bounded: when the book exceeds MemoryBudget the keys are split by
+// hash into parts (4, 16, ...), each compared by replaying both logs with only that part's
+// offsets. Next offsets, digests and pending producers must be equal; when they are not, both
+// logs are replayed again into states holding the differing part's offsets, and the
+// difference is explained with groupstate.Diff.
 package audit

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -24,15 +25,28 @@ import (
 // longer create the group on replay, and an offset commit that outlives an expired group
 // tombstone creates it again. Offsets, pending transactions and every other group are compared
 // exactly.
+//
+// The proof runs in bounded memory, whatever the size of the logs. The groups are replayed
+// into a state (what a coordinator loading the partition holds of them), the committed and
+// pending offsets into an offset book (offsetBook: per key, the record that holds it, 48 bytes
+// or so instead of the state's few hundred). When a log's offsets do not fit MemoryBudget, the
+// keys are split by hash into parts, and each part is compared by replaying both logs again,
+// holding only that part's offsets.
 type CompactionProof struct {
 	// Options are the replay rules of both replays.
 	Options replay.Options
 	// Exact tolerates no difference at all.
 	Exact bool
 	// Report, when set, is told how many implicit groups differed in number (a tolerated
-	// difference worth a line).
+	// difference worth a line), and when the offsets are compared in parts.
 	Report func(format string, args ...any)
+	// MemoryBudget bounds the bytes of offsets the proof holds at once (default
+	// DefaultProofMemory).
+	MemoryBudget int64
 }
+
+// DefaultProofMemory is the default CompactionProof.MemoryBudget.
+const DefaultProofMemory = 160 << 20
 
 // Verify replays each partition in parts of original and compacted to its end and returns an
 // error naming the first partition whose next offset or state differs (it satisfies
@@ -47,39 +61,104 @@ func (pr CompactionProof) Verify(ctx context.Context, original, compacted eventl
 }
 
 func (pr CompactionProof) verifyPartition(ctx context.Context, original, compacted eventlog.Source, p int32) error {
-	// The two replays run one after the other and each state is reduced to a digest of its
-	// JSON dump before the next one is built, so the proof holds one coordinator state at a
-	// time (what a coordinator loading this partition holds), not two. Only when the digests
-	// differ are both replayed again, to show the difference.
-	sumA, nextA, implicitA, err := pr.replayDigest(ctx, original, p)
-	if err != nil {
-		return fmt.Errorf("partition %d: replay of the original: %w", p, err)
+	budget := pr.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultProofMemory
 	}
-	sumB, nextB, implicitB, err := pr.replayDigest(ctx, compacted, p)
-	if err != nil {
-		return fmt.Errorf("partition %d: replay of the compacted log: %w", p, err)
+	limit := max(int(budget/offsetBookEntryBytes), 16)
+	hash := newKeyHash()
+	for buckets := 1; ; {
+		done, distinct, err := pr.verifyBuckets(ctx, original, compacted, p, hash, buckets, limit)
+		if err != nil || done {
+			return err
+		}
+		// A part held more than the budget: the log has about distinct keys (counted by the
+		// pass that stopped keeping them), to spread over enough parts, with a margin for the
+		// estimate and for pending entries, and at least twice as many as before.
+		buckets = max(2*buckets, int(math.Ceil(distinct*1.25/float64(limit))))
+		if pr.Report != nil {
+			pr.Report("partition %d: about %.0f offset keys exceed the proof's memory budget (%d MiB): comparing them in %d parts, each replayed from both logs", p, distinct, budget>>20, buckets)
+		}
 	}
-	if nextA != nextB {
-		return fmt.Errorf("partition %d: next offset %d after the original, %d after the compacted log", p, nextA, nextB)
-	}
-	if sumA != sumB {
-		return pr.explain(ctx, original, compacted, p)
-	}
-	if d := implicitA - implicitB; d != 0 && pr.Report != nil {
-		pr.Report("partition %d: %d implicit group(s) (no members, no metadata; created by replaying offset commits) exist on one side only, as after Kafka's own cleaner", p, max(d, -d))
-	}
-	return nil
 }
 
-// replayDigest replays partition p of src and returns a SHA-256 of its state (without implicit
-// groups unless exact), the next offset and the number of implicit groups.
-func (pr CompactionProof) replayDigest(ctx context.Context, src eventlog.Source, p int32) (sum [32]byte, next int64, implicitGroups int, err error) {
-	e := replay.New(p, pr.Options)
-	if err := e.Run(ctx, src, math.MaxInt64); err != nil {
-		return sum, 0, 0, err
+// verifyBuckets compares partition p in the given number of key parts. done is false when a
+// part's offsets exceeded limit entries (more parts are needed).
+func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, buckets, limit int) (done bool, distinct float64, err error) {
+	for k := range buckets {
+		// One log after the other: the proof holds one log's groups and one part of its
+		// offsets at a time.
+		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
+		if err != nil || a.over {
+			return false, a.distinct, wrapPass(p, "original", err)
+		}
+		b, err := pr.pass(ctx, compacted, p, hash, k, buckets, limit, k == 0)
+		if err != nil || b.over {
+			return false, max(a.distinct, b.distinct), wrapPass(p, "compacted log", err)
+		}
+		if k == 0 {
+			if a.next != b.next {
+				return false, 0, fmt.Errorf("partition %d: next offset %d after the original, %d after the compacted log", p, a.next, b.next)
+			}
+			if a.groups != b.groups || !slices.Equal(a.producers, b.producers) {
+				return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+			}
+			if d := a.implicit - b.implicit; d != 0 && pr.Report != nil {
+				pr.Report("partition %d: %d implicit group(s) (no members, no metadata; created by replaying offset commits) exist on one side only, as after Kafka's own cleaner", p, max(d, -d))
+			}
+		}
+		if a.offsets != b.offsets {
+			return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+		}
 	}
-	sum, implicitGroups, err = StateDigest(e.State(), pr.Exact)
-	return sum, e.NextOffset(), implicitGroups, err
+	return true, 0, nil
+}
+
+func wrapPass(p int32, which string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("partition %d: replay of the %s: %w", p, which, err)
+}
+
+// passResult is what one replay of a log gives the proof.
+type passResult struct {
+	next      int64
+	over      bool     // the part's offsets exceeded the limit: only distinct is set
+	distinct  float64  // the log's offset keys, estimated (when over)
+	groups    [32]byte // the groups' digest (first part only)
+	implicit  int
+	producers []int64   // the producers with a pending transaction at the end (first part)
+	offsets   [2]uint64 // the part's committed and pending offsets
+}
+
+// pass replays partition p of src: the groups into the engine's state (which keeps no
+// offsets), part k of the offsets into a book.
+func (pr CompactionProof) pass(ctx context.Context, src eventlog.Source, p int32, hash keyHash, k, buckets, limit int, groups bool) (passResult, error) {
+	book := newOffsetBook(hash, k, buckets, limit)
+	opts := pr.Options
+	opts.OffsetFilter = func(string, string, int32) bool { return false }
+	if o := pr.Options.Observer; o != nil {
+		opts.Observer = replay.ObserverFunc(func(ev *replay.Event, st groupstate.View) { o.Observe(ev, st); book.Observe(ev, st) })
+	} else {
+		opts.Observer = book
+	}
+	e := replay.New(p, opts)
+	err := e.Run(ctx, src, math.MaxInt64)
+	if book.over && err == nil {
+		return passResult{over: true, distinct: book.distinct.estimate()}, nil
+	}
+	if err != nil {
+		return passResult{}, err
+	}
+	r := passResult{next: e.NextOffset(), offsets: book.digest()}
+	if groups {
+		if r.groups, r.implicit, err = StateDigest(e.State(), pr.Exact); err != nil {
+			return passResult{}, err
+		}
+		r.producers = book.producerIDs()
+	}
+	return r, nil
 }
 
 // StateDigest is the SHA-256 of the state's canonical JSON, written piece by piece in the
@@ -128,9 +207,16 @@ func StateDigest(st groupstate.View, exact bool) (sum [32]byte, implicitGroups i
 	return sum, implicitGroups, err
 }
 
-// explain replays both logs again and describes how their states differ.
-func (pr CompactionProof) explain(ctx context.Context, original, compacted eventlog.Source, p int32) error {
-	a, b := replay.New(p, pr.Options), replay.New(p, pr.Options)
+// explain replays both logs again, with the offsets of part k of buckets (all of them when
+// there is one part) in their states, and describes how the states differ.
+func (pr CompactionProof) explain(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, k, buckets int) error {
+	opts := pr.Options
+	if buckets > 1 {
+		opts.OffsetFilter = func(group, topic string, partition int32) bool {
+			return hash.bucket(group, topic, partition, buckets) == k
+		}
+	}
+	a, b := replay.New(p, opts), replay.New(p, opts)
 	if err := a.Run(ctx, original, math.MaxInt64); err != nil {
 		return err
 	}
@@ -153,6 +239,9 @@ func (pr CompactionProof) explain(ctx context.Context, original, compacted event
 	lines := groupstate.Diff(sa.View(), sb.View(), 20)
 	if len(lines) == 0 && !reflect.DeepEqual(da, db) {
 		lines = []string{"(the dumps differ in a way Diff does not show)"}
+	}
+	if len(lines) == 0 {
+		lines = []string{"(the offset digests differ, the states do not: a difference groupstate does not keep, such as the topic id of an offset under Kafka 4.0)"}
 	}
 	return fmt.Errorf("partition %d: states differ (original -> compacted):\n  %s", p, strings.Join(lines, "\n  "))
 }

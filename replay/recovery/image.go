@@ -37,7 +37,10 @@ type imagePayload struct {
 // stateImage encodes view (when writing) and holds the decoded state (when reading).
 type stateImage struct {
 	view groupstate.View
-	st   *groupstate.State
+	// cache, when set, is the state's image cache: untouched entries are copied from it, and
+	// the image written becomes its own once every part is written (TakeSnapshotCached).
+	cache *groupstate.ImageCache
+	st    *groupstate.State
 	// merge is how long adding the decoded parts to the state took (the restore phase;
 	// decoding the parts overlaps reading them).
 	merge time.Duration
@@ -55,6 +58,9 @@ func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
 func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 	plan := im.view.PlanImage(imagePartBytes)
 	n := plan.NumParts()
+	if im.cache != nil {
+		im.cache.Begin(plan)
+	}
 	if err := first(e.ArrayLen(3), e.Int(imageLayout), e.Bytes(im.view.AppendImageHead(nil)), e.ArrayLen(n)); err != nil {
 		return err
 	}
@@ -107,7 +113,11 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 				if testEncodeHook != nil {
 					testEncodeHook(j.i)
 				}
-				results[j.i] <- im.view.AppendImagePart(j.buf[:0], plan, j.i)
+				if im.cache != nil {
+					results[j.i] <- im.view.AppendImagePartCached(j.buf[:0], plan, j.i, im.cache)
+				} else {
+					results[j.i] <- im.view.AppendImagePart(j.buf[:0], plan, j.i)
+				}
 			}
 		}()
 	}
@@ -117,6 +127,9 @@ func (im stateImage) MarshalSnapshot(e *snapshot.Encoder) error {
 			return err // done stops the feeder; the workers finish their parts and end
 		}
 		free <- b
+	}
+	if im.cache != nil {
+		im.cache.Commit()
 	}
 	return nil
 }

@@ -477,6 +477,12 @@ func (g *gen) genType(st *structDef, m *message, isTop, flexible bool) {
 	for _, f := range st.fields {
 		g.p("%s %s // %s, versions %s%s", f.goName(), g.goType(f), f.typ, rangeText(f.versions), fieldNote(f))
 	}
+	for _, f := range st.fields {
+		if g.isNewDefault(f) {
+			g.p("// spare%s keeps the memory of %s while it is null, for DecodeInto to reuse.", f.goName(), f.goName())
+			g.p("spare%s %s", f.goName(), g.goType(f))
+		}
+	}
 	if flexible {
 		g.p("// UnknownTags holds tagged fields this schema does not know, in ascending tag order,")
 		g.p("// re-emitted as read.")
@@ -501,6 +507,17 @@ func (g *gen) genDefaults(st *structDef, flexible bool) {
 
 	g.p("func new%s() *%s { s := &%s{}; s.setDefaults(); return s }", st.name, st.name, st.name)
 	g.p("")
+	if g.defaultsToNew(st.name) {
+		g.p("// reset makes s equal to new%s() in place.", st.name)
+		g.p("func (s *%s) reset() {", st.name)
+		g.p("s.setDefaults()")
+		if flexible {
+			g.p("s.UnknownTags = nil")
+			g.p("s.presentTags = 0")
+		}
+		g.p("}")
+		g.p("")
+	}
 	g.p("// isDefault reports whether every field holds its default (Kafka's equals against a new struct).")
 	g.p("func (s *%s) isDefault() bool {", st.name)
 	var conds []string
@@ -523,8 +540,16 @@ func (g *gen) genDefaults(st *structDef, flexible bool) {
 func (g *gen) genRead(st *structDef, valid vrange, flexible bool) {
 	g.p("func (s *%s) read(r *reader, version int16, flex bool) {", st.name)
 	for _, f := range st.fields {
+		if f.tag >= 0 && g.isNewDefault(f) {
+			// Take the field's memory back (the reader overwrites it when the tag comes, and
+			// resets it to the default after the tags when it does not).
+			dst := "s." + f.goName()
+			g.p("if %s == nil { %s, %s = %s, nil }", dst, dst, spareOf(dst), spareOf(dst))
+			g.p("if %s == nil { %s = new(%s) }", dst, dst, f.typ)
+			continue
+		}
 		if f.tag >= 0 {
-			g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
+			g.readDefault(f, "s."+f.goName())
 			continue
 		}
 		c := f.versions.cond(valid)
@@ -534,14 +559,16 @@ func (g *gen) genRead(st *structDef, valid vrange, flexible bool) {
 			g.p("if %s {", c)
 			g.readField(f, valid, "s."+f.goName(), false)
 			g.p("} else {")
-			g.p("s.%s = %s", f.goName(), g.defaultExpr(f))
+			g.readDefault(f, "s."+f.goName())
 			g.p("}")
 		}
 	}
 	if flexible {
-		g.p("if flex {")
+		// Reset for every version: a value decoded into again (DecodeInto) may hold the
+		// tags of an earlier, flexible decode.
 		g.p("s.UnknownTags = nil")
 		g.p("s.presentTags = 0")
+		g.p("if flex {")
 		g.p("n := r.tagCount()")
 		g.p("last := -1")
 		g.p("for i := 0; i < n && r.err == nil; i++ {")
@@ -563,6 +590,11 @@ func (g *gen) genRead(st *structDef, valid vrange, flexible bool) {
 		g.p("r.endTag(end, size, tag)")
 		g.p("}")
 		g.p("}")
+		for _, f := range st.fields {
+			if f.tag >= 0 && g.isNewDefault(f) {
+				g.p("if s.presentTags&(1<<%d) == 0 { s.%s.reset() }", f.tag, f.goName())
+			}
+		}
 	}
 	g.p("}")
 	g.p("")
@@ -706,7 +738,15 @@ func (g *gen) readField(f *field, valid vrange, dst string, tagged bool) {
 		g.p("{")
 		g.p("n, isNull := r.arrayLen(%s, %s, %d, %s)", flex, name, minSize, nullable)
 		g.p("if isNull { %s = nil } else {", dst)
-		g.p("a := make(%s, n)", g.goType(f))
+		g.p("a := reuse(%s, n)", dst)
+		if et == "int32" {
+			// arrayLen checked that n elements fit: one read for all of them.
+			g.p("r.int32s(a)")
+			g.p("%s = a", dst)
+			g.p("}")
+			g.p("}")
+			return
+		}
 		g.p("for i := range a {")
 		switch et {
 		case "int8", "int16", "int32", "int64", "uint16", "uuid":
@@ -731,9 +771,9 @@ func (g *gen) readField(f *field, valid vrange, dst string, tagged bool) {
 		if nullable == "false" {
 			g.p("%s = r.str(%s, %s)", dst, flex, name)
 		} else if nullable == "true" {
-			g.p("%s = r.nstr(%s, %s)", dst, flex, name)
+			g.p("%s = r.nstrInto(%s, %s, %s)", dst, dst, flex, name)
 		} else {
-			g.p("if %s { %s = r.nstr(%s, %s) } else { v := r.str(%s, %s); %s = &v }", nullable, dst, flex, name, flex, name, dst)
+			g.p("if %s { %s = r.nstrInto(%s, %s, %s) } else { %s = r.strInto(%s, %s, %s) }", nullable, dst, dst, flex, name, dst, dst, flex, name)
 		}
 	case "bytes":
 		if nullable == "false" {
@@ -751,10 +791,58 @@ func (g *gen) readField(f *field, valid vrange, dst string, tagged bool) {
 			marker = "r.taggedStructMarker(" + name + ")"
 		}
 		g.p("if %s {", marker)
-		g.p("v := new(%s)", f.typ)
+		g.p("v := %s", dst)
+		g.p("if v == nil { v = new(%s) }", f.typ)
 		g.p("v.read(r, version, flex)")
 		g.p("%s = v", dst)
-		g.p("} else { %s = nil }", dst)
+		if g.isNewDefault(f) {
+			g.p("} else { if %s != nil { %s = %s }; %s = nil }", dst, spareOf(dst), dst, dst)
+		} else {
+			g.p("} else { %s = nil }", dst)
+		}
+	}
+}
+
+// isNewDefault reports whether f is a nullable struct whose default is a new (empty) struct,
+// not null: the reader resets such a field in place, and keeps its memory in a spare field
+// while the field is null.
+func (g *gen) isNewDefault(f *field) bool {
+	return !f.isArray() && strings.HasPrefix(g.defaultExpr(f), "new")
+}
+
+// defaultsToNew reports whether some field of type name is isNewDefault.
+func (g *gen) defaultsToNew(name string) bool {
+	for _, st := range g.s.structs {
+		for _, f := range st.fields {
+			if f.typ == name && g.isNewDefault(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// spareOf is the spare field of dst ("s.X" -> "s.spareX").
+func spareOf(dst string) string {
+	i := strings.LastIndex(dst, ".")
+	return dst[:i+1] + "spare" + dst[i+1:]
+}
+
+// readDefault writes the reader's assignment of f's default to dst (a field absent from
+// the version, or a tagged field before its tag is read). A value decoded into again keeps
+// its memory: an empty array keeps its capacity, a default struct its pointer, so that
+// DecodeInto into a reused value allocates nothing.
+func (g *gen) readDefault(f *field, dst string) {
+	def := g.defaultExpr(f)
+	switch {
+	case f.isArray() && def != "nil":
+		g.p("if %s != nil { %s = %s[:0] } else { %s = %s }", dst, dst, dst, dst, def)
+	case g.isNewDefault(f):
+		sp := spareOf(dst)
+		g.p("if %s == nil { %s, %s = %s, nil }", dst, dst, sp, sp)
+		g.p("if %s != nil { %s.reset() } else { %s = %s }", dst, dst, dst, def)
+	default:
+		g.p("%s = %s", dst, def)
 	}
 }
 
