@@ -61,6 +61,11 @@ type MemberSoft struct {
 	// (0 = none); it fires only if the member's epoch is still RebalanceEpoch.
 	RebalanceDeadline int64
 	RebalanceEpoch    int32
+	// JoinDeadline and SyncDeadline are a classic-protocol member's join timer (armed when it
+	// is told to rejoin, unless armed already) and sync timer (armed by its JoinGroup): it is
+	// fenced if it does not send the JoinGroup, or the SyncGroup, before them (0 = none).
+	JoinDeadline int64
+	SyncDeadline int64
 }
 
 // NewSoft returns empty soft state.
@@ -183,6 +188,12 @@ func (s *Soft) timers() []coordinator.Timer {
 			}
 			if ms.RebalanceDeadline != 0 {
 				out = append(out, coordinator.Timer{At: ms.RebalanceDeadline, Group: gid, Kind: coordinator.TimerRebalance, Member: mid})
+			}
+			if ms.JoinDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.JoinDeadline, Group: gid, Kind: coordinator.TimerJoin, Member: mid})
+			}
+			if ms.SyncDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.SyncDeadline, Group: gid, Kind: coordinator.TimerSync, Member: mid})
 			}
 		}
 	}
