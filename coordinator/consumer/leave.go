@@ -134,7 +134,7 @@ type TimerResult struct {
 // ok is false. Ties are broken by group id, kind and member id. A fence that fails (a
 // downgrade whose subscription bytes cannot be read) writes nothing, as in Kafka.
 func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metadata, now int64) (TimerResult, bool) {
-	best, ok := coordinator.EarliestDue(now, soft.timers())
+	best, ok := coordinator.EarliestDue(now, soft.Timers())
 	if !ok {
 		return TimerResult{}, false
 	}

@@ -178,8 +178,8 @@ func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now 
 	}
 }
 
-// timers lists every armed timer, for Tick.
-func (s *Soft) timers() []coordinator.Timer {
+// Timers lists every armed timer, in the order they fire (coordinator.Timer.Compare).
+func (s *Soft) Timers() []coordinator.Timer {
 	var out []coordinator.Timer
 	for gid, gs := range s.Groups {
 		for mid, ms := range gs.Members {
@@ -197,13 +197,14 @@ func (s *Soft) timers() []coordinator.Timer {
 			}
 		}
 	}
+	slices.SortFunc(out, coordinator.Timer.Compare)
 	return out
 }
 
 // NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
 func (s *Soft) NextDeadline() int64 {
 	var next int64
-	for _, t := range s.timers() {
+	for _, t := range s.Timers() {
 		if next == 0 || t.At < next {
 			next = t.At
 		}
