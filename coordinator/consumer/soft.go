@@ -148,10 +148,13 @@ func (g *GroupSoft) setRefreshDeadline(now int64, epoch int32, mdVersion int64) 
 	g.RefreshDeadline, g.RefreshEpoch, g.RefreshVersion = now+math.MaxInt32, epoch, mdVersion
 }
 
-// Restore arms the timers of every member of every consumer group in st, as Kafka does when
-// a coordinator loads a partition: a session timer from now for every member, a rebalance
-// timer for members in UNREVOKED_PARTITIONS that use the consumer protocol. Groups and
-// members already known keep theirs.
+// Restore arms the timers of every member of every consumer group in st, as Kafka's
+// onLoaded does when a coordinator loads a partition: a session timer from now with the
+// group's session timeout for every member (classic-protocol members too: onLoaded does not
+// use their JoinGroup's session timeout), and a rebalance timer for every member in
+// UNREVOKED_PARTITIONS (classic-protocol members too, although their own requests never arm
+// one). Join and sync timers are lost, as in Kafka. Groups and members already known keep
+// theirs.
 func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now int64) {
 	for _, id := range st.GroupIDs() {
 		v, ok := st.ConsumerGroup(id)
@@ -166,12 +169,8 @@ func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now 
 				continue
 			}
 			ms := gs.member(m.id)
-			timeout := c.SessionTimeoutMs
-			if m.classic != nil {
-				timeout = m.classic.SessionTimeoutMs
-			}
-			ms.SessionDeadline = now + int64(timeout)
-			if m.state == stateUnrevokedPartitons && !m.usesClassic() {
+			ms.SessionDeadline = now + int64(c.SessionTimeoutMs)
+			if m.state == stateUnrevokedPartitons {
 				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(m.rebalanceTimeoutMs, 0)), m.epoch
 			}
 		}
