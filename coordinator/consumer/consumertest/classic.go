@@ -205,8 +205,8 @@ func (r *Runner) ClassicJoin(id string, args map[string]string) (consumer.JoinGr
 	return res, true, r.resolveRegexes(res.RegexResolution)
 }
 
-// classicLost is what the Java client does on an error answer: it forgets its member id
-// (UNKNOWN_MEMBER_ID) or its generation and partitions (ILLEGAL_GENERATION), rejoins when told
+// classicLost is what the Java client does on an error answer: it forgets its member id and
+// generation (UNKNOWN_MEMBER_ID) or its generation and partitions (ILLEGAL_GENERATION), rejoins when told
 // (REBALANCE_IN_PROGRESS), and stops on FENCED_INSTANCE_ID. A consumer-protocol client that
 // sent a classic request keeps its state.
 func (r *Runner) classicLost(c *Client, cc *ClassicClient, code int16) {
@@ -217,9 +217,7 @@ func (r *Runner) classicLost(c *Client, cc *ClassicClient, code int16) {
 	case coordinator.ErrRebalanceInProgress:
 		cc.Rejoin = true
 	case coordinator.ErrUnknownMemberID:
-		if c.Instance == nil {
-			c.MemberID = ""
-		}
+		c.MemberID = "" // static members too: they rejoin with their instance id
 		cc.Generation, cc.Owned, cc.Rejoin = -1, nil, true
 	case coordinator.ErrIllegalGeneration:
 		cc.Generation, cc.Owned, cc.Rejoin = -1, nil, true

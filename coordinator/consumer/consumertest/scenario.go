@@ -69,8 +69,8 @@ import (
 //
 // The arguments of a classic request apply to it alone; a client remembers its topics,
 // protocols, timeouts and instance id once a JoinGroup with them succeeds. On an error answer
-// a client does what the Java client does: it forgets its member id (UNKNOWN_MEMBER_ID, unless
-// static) or its generation and partitions (ILLEGAL_GENERATION), rejoins when told
+// a client does what the Java client does: it forgets its member id (UNKNOWN_MEMBER_ID) or its
+// generation and partitions (ILLEGAL_GENERATION), rejoins when told
 // (REBALANCE_IN_PROGRESS), and stops on FENCED_INSTANCE_ID.
 //
 // Time, timers and the rest:
@@ -611,47 +611,51 @@ func (r *Runner) printResponse(res consumer.Result) {
 	r.printf("  < member=%s epoch=%d assignment=%s\n", id, resp.MemberEpoch, r.fmtAssignment(resp.Assignment))
 }
 
-// Converge heartbeats every joined client (sorted) until a full round writes no record and
-// returns no new assignment; it reports the number of rounds. A classic client joins and
-// syncs when it must, otherwise heartbeats; while the group is a classic group (which the
-// classic coordinator decides) classic clients wait.
+// Converge polls every joined client (sorted) until a full round writes no record and
+// returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
 	for round := 1; round <= maxRounds; round++ {
 		changed := false
 		for _, id := range slices.Sorted(maps.Keys(r.Clients)) {
-			c := r.Clients[id]
-			if !c.Joined {
-				continue
-			}
-			if c.Classic != nil {
-				if _, ok := r.Log.State().ConsumerGroup(r.Group); !ok {
-					continue
-				}
-				moved, err := r.classicSteps(id)
-				if err != nil {
-					return round, err
-				}
-				changed = changed || moved
-				continue
-			}
-			cmd := "hb"
-			if c.Epoch == 0 {
-				cmd = "join"
-			}
-			r.printf("> %s %s\n", cmd, id)
-			res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
+			moved, err := r.Poll(id)
 			if err != nil {
 				return round, err
 			}
-			if len(res.Records) > 0 || (res.Response.Assignment != nil && cmd == "hb") {
-				changed = true
-			}
+			changed = changed || moved
 		}
 		if !changed {
 			return round, nil
 		}
 	}
 	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+// Poll is one step of joined client id's poll loop, printed as the commands it sends: a
+// consumer-protocol client heartbeats (or joins, after losing its epoch); a classic client
+// joins and syncs when it must, otherwise heartbeats, and waits while the group is a classic
+// group (the classic coordinator's). changed reports records written, a new assignment or a
+// join.
+func (r *Runner) Poll(id string) (changed bool, err error) {
+	c := r.Clients[id]
+	if c == nil || !c.Joined {
+		return false, nil
+	}
+	if c.Classic != nil {
+		if _, ok := r.Log.State().ConsumerGroup(r.Group); !ok {
+			return false, nil
+		}
+		return r.classicSteps(id)
+	}
+	cmd := "hb"
+	if c.Epoch == 0 {
+		cmd = "join"
+	}
+	r.printf("> %s %s\n", cmd, id)
+	res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
+	if err != nil {
+		return false, err
+	}
+	return len(res.Records) > 0 || (res.Response.Assignment != nil && cmd == "hb"), nil
 }
 
 // parseCommits reads "t:0@10,1@20/u:0@5" into OffsetCommit topics.
