@@ -397,6 +397,10 @@ func (c *Coordinator) SyncGroup(st groupstate.View, soft *Soft, md *coordinator.
 	if cerr := checkGeneration(m.id, m.epoch, req.Generation); cerr != nil {
 		return fail(cerr)
 	}
+	if len(m.classic.SupportedProtocols) == 0 {
+		// A record 5 without protocols (Kafka: NoSuchElementException).
+		return fail(coordinator.Errorf(coordinator.ErrUnknownServerError, ""))
+	}
 	protocol := m.classic.SupportedProtocols[0].Name
 	switch {
 	case req.ProtocolType != nil && *req.ProtocolType != recordcodec.ConsumerProtocolType:
