@@ -29,6 +29,8 @@
 //     back when only classic members remain (downgrade).
 //   - OffsetCommit, OffsetFetch, OffsetDelete, DeleteGroups and Describe
 //     (ConsumerGroupDescribe) decide for consumer groups and missing groups.
+//   - Request.Into lets a caller reuse one response (a server, once it is written): a
+//     heartbeat that changes nothing, on a cached group model, then allocates nothing.
 //   - Soft is what Kafka keeps in memory only (timers as deadlines, the metadata refresh
 //     deadline, the regex resolution in flight, the first metadata version seen, a cached
 //     group model per state offset). Soft.Restore arms the timers of a loaded state, as

@@ -25,6 +25,19 @@ type Request struct {
 	// of copying the group view again (the no-change heartbeat path). Zero disables the cache;
 	// a caller that changes the state without moving the offset must pass zero.
 	StateOffset int64
+	// Into, when set, is filled with the response instead of a new one (it is reset first):
+	// a server that reuses a response per connection once it is written allocates nothing for
+	// a heartbeat that changes nothing.
+	Into *kmsg.ConsumerGroupHeartbeatResponse
+}
+
+// newResponse is the response of a decision: req.Into reset, or a new one.
+func (req *Request) newResponse() *kmsg.ConsumerGroupHeartbeatResponse {
+	if req.Into == nil {
+		return kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	}
+	*req.Into = kmsg.NewConsumerGroupHeartbeatResponse()
+	return req.Into
 }
 
 // Result is a decision: the response and the records to append, in order, as one atomic
@@ -71,19 +84,19 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.
 	var err *coordinator.Error
 	if err = validateRequest(hb, cfg); err == nil {
 		if hb.MemberEpoch == coordinator.LeaveEpoch || hb.MemberEpoch == coordinator.StaticLeaveEpoch {
-			res, err = c.leave(st, soft, md, cfg, hb, now)
+			res, err = c.leave(st, soft, md, cfg, &req, now)
 		} else {
 			res, err = c.regular(st, soft, md, req, cfg, now)
 		}
 	}
 	if err != nil {
-		return Result{Response: errorResponse(hb.Version, err), RegexResolution: res.RegexResolution}
+		return Result{Response: errorResponse(&req, hb.Version, err), RegexResolution: res.RegexResolution}
 	}
 	return res
 }
 
-func errorResponse(version int16, err *coordinator.Error) *kmsg.ConsumerGroupHeartbeatResponse {
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+func errorResponse(req *Request, version int16, err *coordinator.Error) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.newResponse()
 	resp.Version = version
 	resp.ErrorCode = err.Code
 	if err.Message != "" {
@@ -565,7 +578,7 @@ func (h *heartbeat) scheduleSession(timeoutMs int32) {
 // owned partitions all given) or when the assigned partitions (or their epochs) changed.
 func (h *heartbeat) response() Result {
 	r, updated := h.r, h.updated
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	resp := h.req.newResponse()
 	resp.Version = r.Version
 	resp.MemberID = &updated.id // the member is not modified after the decision
 	resp.MemberEpoch = updated.epoch

@@ -4,15 +4,14 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // leave is consumerGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
-func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Metadata, cfg Config, r *kmsg.ConsumerGroupHeartbeatRequest, now int64) (Result, *coordinator.Error) {
+func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Metadata, cfg Config, req *Request, now int64) (Result, *coordinator.Error) {
+	r := req.Heartbeat
 	typ, ok := st.GroupType(r.Group)
 	if !ok {
 		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s not found.", r.Group)
@@ -22,7 +21,7 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Meta
 	}
 	v, _ := st.ConsumerGroup(r.Group)
 	g := groupFromView(&v)
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	resp := req.newResponse()
 	resp.Version = r.Version
 	id := r.MemberID
 	resp.MemberID, resp.MemberEpoch = &id, r.MemberEpoch
