@@ -74,13 +74,16 @@
 //   - A partition has at most one owner (assigned or pending revocation) and is in at most
 //     one member's target.
 //   - Group epoch and assignment epoch never go down, and the assignment epoch never passes
-//     the group epoch; a member's epoch never goes down while it stays a member.
+//     the group epoch; a member's epoch never goes down while it stays a member. Conversions
+//     keep them: a downgraded group's generation is its epoch, and an upgrade starts the
+//     group and its members at the generation.
 //   - Members that keep heartbeating converge: every member STABLE at the assignment epoch,
 //     owning exactly its target with nothing pending.
 //   - Replaying the produced log through a fresh engine gives the coordinator's state;
 //     restarting from a snapshot mid-scenario gives the same decisions.
-//   - Deterministic: no wall clock, no map-order leaks (version-0 member ids are derived
-//     from the group, the clock and the group's size unless Coordinator.NewMemberID is set).
+//   - Deterministic: no wall clock, no map-order leaks (the member ids of version-0
+//     heartbeats and of JoinGroups without one are derived from the group, the clock, the
+//     group's size and the JoinGroup's client id unless Coordinator.NewMemberID is set).
 //
 // # Against Kafka
 //
@@ -111,9 +114,10 @@
 //   - Member order in group-wide records (conversions, deletions): Kafka iterates its
 //     TimelineHashMap of members, whose layout depends on the order members were put and on
 //     the most members the group ever held; the state keeps neither, so coordlog takes the
-//     members as put in id order into a map that never held more (exact for the group an
-//     upgrade builds; for a downgrade it equals Kafka's whenever no two members share a
-//     slot of Kafka's larger table in another order, as in fixtures/real/conversion).
+//     members as put in id order into a map that never held more. That is exact for the
+//     group an upgrade builds. For a downgrade, Fibonacci hashing keeps keys of different
+//     slots in order when the table grows, so the orders can differ only among members that
+//     share a slot of coordlog's table (fixtures/real/conversion's downgrade matches).
 //   - An upgraded member's supported protocols are those the log keeps: the classic group's
 //     protocol with its subscription. A broker that saw the members join (not loaded them)
 //     keeps every protocol they offered and writes them all in record 5.
