@@ -108,8 +108,14 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 	j := req.Join
 	cfg := c.config(j.Group)
 	soft.observeMetadata(md)
+	var h *heartbeat
+	// A resolution scheduled before a later step fails still runs (as in Heartbeat).
 	fail := func(memberID string, err *coordinator.Error) (JoinGroupResult, error) {
-		return JoinGroupResult{Response: joinErrorResponse(j.Version, memberID, err.Code), Error: err}, nil
+		res := JoinGroupResult{Response: joinErrorResponse(j.Version, memberID, err.Code), Error: err}
+		if h != nil {
+			res.RegexResolution = h.regexResolution
+		}
+		return res, nil
 	}
 	if j.Group == "" {
 		return fail(j.MemberID, coordinator.Errorf(coordinator.ErrInvalidGroupID, "The group id is empty."))
@@ -141,7 +147,7 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 	if unknown {
 		memberID = c.newMemberID(g, now, req.ClientID)
 	}
-	h := &heartbeat{c: c, soft: soft, md: md, cfg: cfg, now: now, memberID: memberID, instanceID: j.InstanceID, g: g}
+	h = &heartbeat{c: c, soft: soft, md: md, cfg: cfg, now: now, memberID: memberID, instanceID: j.InstanceID, g: g}
 	if err := h.checkCapacity(memberID); err != nil {
 		return fail("", err)
 	}
@@ -201,10 +207,10 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 		delete(soft.Groups, g.id)
 	} else {
 		if err := h.updateTarget(); err != nil {
-			return JoinGroupResult{Response: joinErrorResponse(j.Version, "", err.Code), Error: err, RegexResolution: h.regexResolution}, nil
+			return fail("", err)
 		}
 		if err := h.reconcile(); err != nil {
-			return JoinGroupResult{Response: joinErrorResponse(j.Version, "", err.Code), Error: err, RegexResolution: h.regexResolution}, nil
+			return fail("", err)
 		}
 		ms := h.gs.member(h.updated.id)
 		ms.JoinDeadline = 0
