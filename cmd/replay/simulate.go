@@ -38,7 +38,9 @@ func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `simulate runs a scenario script (joins, heartbeats, leaves, clock steps, topic changes;
 see packages coordinator/streams/streamstest and coordinator/consumer/consumertest) through
 coordlog's streams group coordinator, or with --protocol consumer its KIP-848 consumer group
-coordinator (commits, fetches, describe too). Every decision's records are appended as one
+coordinator (commits, fetches, describe, and the JoinGroup, SyncGroup, Heartbeat and LeaveGroup
+of classic-protocol members, so that a scenario can upgrade a classic group to a consumer group
+and back). Every decision's records are appended as one
 batch to the log and applied through replay, as a restarted coordinator would do; the
 transcript (requests, responses, records) goes to stdout.
 
@@ -55,7 +57,8 @@ __consumer_offsets-N directory, a log directory or a coordlog database) is repla
 --to-offset (default: its end), then the scenario decides what the coordinator would do next,
 for example "leave M" for a member of the dump. Only the simulated batches are written, at
 offsets after the replayed ones. With --protocol consumer, members of the dump's groups are
-adopted as clients (member id, epoch, owned partitions); declare the topics they subscribe to
+adopted as clients (member id, epoch, owned partitions; members of a classic group, or using the
+classic protocol, as classic clients); declare the topics they subscribe to
 with "topic NAME PARTITIONS" (a name the dump's offset commits give an id keeps that id, or
 give id=BASE64), since a dump does not hold cluster metadata.`,
 		Args: argsError(0, "no arguments"),
