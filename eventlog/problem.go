@@ -39,6 +39,7 @@ const (
 	KindDecompress   Kind = "decompress"    // the compressed payload does not decompress (or exceeds the size limit)
 	KindBadRecord    Kind = "bad-record"    // a record whose framing or varints run past its batch, or a count mismatch
 	KindOffsetOrder  Kind = "offset-order"  // a batch that starts below the end of the previous one
+	KindBelowBase    Kind = "below-base"    // a batch wholly below its segment file's base offset (renamed or mixed-up files)
 	// KindSuperseded is not damage: batches at the start of a later segment file that lie wholly
 	// below the end of the earlier files, left when a copy catches the log cleaner between
 	// writing its output segment and deleting the segments it replaced. Kafka's offset-driven

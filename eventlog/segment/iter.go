@@ -71,10 +71,23 @@ func (it *iter) Next() bool {
 			it.fi++
 			continue
 		}
+		if zero, err := it.zeroTail(it.pos); err != nil {
+			it.err = err
+			return false
+		} else if zero {
+			it.pos = it.w.size
+			continue
+		}
 		size, b, err := it.decodeAt(it.pos)
 		if err != nil { // I/O error, not damage: never skipped
 			it.err = err
 			return false
+		}
+		if fileBase := it.files[it.fi].base; b == nil && it.batch.LastOffset < fileBase {
+			b = &bad{kind: eventlog.KindBelowBase, offset: it.batch.BaseOffset, trusted: true, size: size,
+				declared: int64(it.batch.NumRecords),
+				detail: fmt.Sprintf("batch [%d..%d] lies below the file's base offset %d (its name): the segment files were renamed or mixed up, and Kafka's log recovery rejects such a segment; "+
+					"rename the file after its first batch's offset, or read with --forensic to skip these batches", it.batch.BaseOffset, it.batch.LastOffset, fileBase)}
 		}
 		if b == nil && it.batch.LastOffset < it.prevNext && !it.fileAccepted {
 			p := &eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: it.part, File: it.files[it.fi].path, Pos: it.pos, Offset: it.batch.BaseOffset,
@@ -175,6 +188,42 @@ func (it *iter) scan(start int64) (int64, error) {
 	return size, nil
 }
 
+// zeroTail reports whether the bytes from pos to the end of the file are all zero and there
+// are enough of them to be no batch: the unwritten end of a preallocated segment. Kafka
+// preallocates segment files when log.preallocate is set and trims them when a segment is
+// closed; after an unclean stop the active segment keeps its zero tail, which Kafka's reader
+// meets as a "record size 0" entry and its log recovery (LogSegment.recover) truncates. The
+// reader says so once per file (a warning, not damage) and ends the file there. Zero bytes
+// followed by anything else are damage like any other garbage.
+func (it *iter) zeroTail(pos int64) (bool, error) {
+	const header = 17 // offset, length and the bytes up to the magic
+	if it.w.size-pos < header {
+		return false, nil
+	}
+	for q := pos; q < it.w.size; {
+		n := int(min(int64(windowSize), it.w.size-q))
+		chunk, err := it.w.at(q, n)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range chunk {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		if q == pos && it.headersOnly {
+			break // probes only need to know no batch starts here
+		}
+		q += int64(n)
+	}
+	if it.reader != nil {
+		f := it.files[it.fi].path
+		it.reader.warnOnce(f+"#zero-tail", "%s: %d zero bytes from byte %d to the end: the unwritten tail of a preallocated segment (log.preallocate; Kafka's log recovery truncates it), ignored",
+			f, it.w.size-pos, pos)
+	}
+	return true, nil
+}
+
 // decodeAt decodes the batch at pos into it.batch. It returns the batch's size on disk, or a
 // *bad describing damage, or an I/O error.
 func (it *iter) decodeAt(pos int64) (int64, *bad, error) {
@@ -190,6 +239,10 @@ func (it *iter) decodeAt(pos int64) (int64, *bad, error) {
 	baseOffset := int64(binary.BigEndian.Uint64(h))
 	length := int64(int32(binary.BigEndian.Uint32(h[8:])))
 	magic := h[16]
+	if baseOffset == 0 && length == 0 && magic == 0 {
+		return 0, &bad{kind: eventlog.KindBadLength, offset: -1, declared: -1,
+			detail: "zero bytes where a batch should start, and other bytes after them (so not the zero tail of a preallocated segment)"}, nil
+	}
 	switch magic {
 	case 2:
 		return it.decodeV2(pos, remaining, h, baseOffset, length)

@@ -258,8 +258,8 @@ func TestBadInput(t *testing.T) {
 			g := []byte("this is not a batch at all, just some garbage bytes\x07\x07\x07")
 			return append(append(append([]byte{}, raw[:pos[2]]...), g...), raw[pos[2]:]...)
 		}, want{eventlog.KindBadMagic, 2, -1, []int64{0, 5, 10}, func(_ int, pos [3]int) int64 { return 54 }}},
-		{"garbage-tail", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return append(raw, make([]byte, 100)...) },
-			want{eventlog.KindBadLength, -1, 0, []int64{0, 5, 10}, func(raw int, pos [3]int) int64 { return 100 }}},
+		{"garbage-tail", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return append(raw, append(make([]byte, 99), 7)...) },
+			want{eventlog.KindBadLength, -1, -1, []int64{0, 5, 10}, func(raw int, pos [3]int) int64 { return 100 }}},
 		{"unknown-codec", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return setAttrs(raw, pos[1], 6) },
 			want{eventlog.KindUnknownCodec, 1, 5, []int64{0, 10}, func(_ int, pos [3]int) int64 { return int64(pos[2] - pos[1]) }}},
 		{"bad-compressed-payload", eventlog.CodecZstd, func(raw []byte, pos [3]int) []byte {
