@@ -109,9 +109,30 @@ func IsDatabase(dir string) bool {
 	return false
 }
 
+// Options configure how segments are read (a database holds only what an import checked).
+type Options struct {
+	// Mode is strict (the first damaged batch is an error) or forensic (it is skipped and
+	// reported).
+	Mode eventlog.Mode
+	// MaxBatchMemory bounds the memory of one decoded batch (segment.Options.MaxBatchMemory;
+	// 0: segment.DefaultMaxBatchMemory).
+	MaxBatchMemory int
+	// KeepAllProblems keeps every problem of the report in full, for a verbose listing.
+	KeepAllProblems bool
+}
+
+func (o Options) segments() segment.Options {
+	return segment.Options{Mode: o.Mode, MaxBatchMemory: o.MaxBatchMemory, KeepAllProblems: o.KeepAllProblems}
+}
+
 // Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
 // (strict: the first damaged batch is an error; forensic: it is skipped and reported).
 func Open(path string, mode eventlog.Mode) (*Input, error) {
+	return OpenWith(path, Options{Mode: mode})
+}
+
+// OpenWith is Open with every reading option.
+func OpenWith(path string, opts Options) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -123,7 +144,7 @@ func Open(path string, mode eventlog.Mode) (*Input, error) {
 		if !strings.HasSuffix(path, ".log") {
 			return nil, fmt.Errorf("%s is not a directory: give a __consumer_offsets-N directory, a log directory, a coordlog database or one .log segment file", path)
 		}
-		r, err := segment.OpenFile(path, segment.Options{Mode: mode})
+		r, err := segment.OpenFile(path, opts.segments())
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +157,7 @@ func Open(path string, mode eventlog.Mode) (*Input, error) {
 		}
 		return &Input{Source: l, Path: path, Kind: Database, DB: l}, nil
 	}
-	r, err := segment.Open(path, segment.Options{Mode: mode})
+	r, err := segment.Open(path, opts.segments())
 	if err != nil {
 		return nil, err
 	}

@@ -44,9 +44,16 @@
 // # Memory
 //
 // An iterator reads through a window of max(1 MiB, largest batch) bytes with positional reads,
-// plus one reusable decompression buffer; no file is ever read whole. Options.MaxBatchBytes and
-// Options.MaxDecompressedBytes (64 MiB each by default) bound both, and a length or payload past
-// them is reported as damage rather than allocated.
+// plus one reusable decompression buffer; no file is ever read whole. Options.MaxBatchBytes
+// (64 MiB by default) bounds the window: a longer declared length is damage (KindBadLength).
+// Options.MaxBatchMemory (256 MiB by default) bounds what one decoded batch takes, whatever it
+// declares or holds: its decompressed payload plus eventlog.RecordMemory (88 bytes) per record
+// and eventlog.HeaderMemory (48) per header. The declared record count is charged before the
+// payload is decompressed, the payload may take the rest, the count must fit the record bytes
+// (eventlog.MinRecordSizeV2 each at least) before the records are allocated, and headers are
+// charged as they are decoded; a batch past the limit is KindTooLarge, skipped whole in forensic
+// mode. So a gzip batch of a few KB declaring millions of 7-byte records is refused before it
+// costs anything, and memory is bounded by the limit, not by record counts.
 //
 // # Bad input
 //

@@ -2,9 +2,11 @@ package segment
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 
 	"github.com/coordlog/coordlog/eventlog"
 )
@@ -87,7 +89,7 @@ func (it *iter) Next() bool {
 			b = &bad{kind: eventlog.KindBelowBase, offset: it.batch.BaseOffset, trusted: true, size: size,
 				declared: int64(it.batch.NumRecords),
 				detail: fmt.Sprintf("batch [%d..%d] lies below the file's base offset %d (its name): the segment files were renamed or mixed up, and Kafka's log recovery rejects such a segment; "+
-					"rename the file after its first batch's offset, or read with --forensic to skip these batches", it.batch.BaseOffset, it.batch.LastOffset, fileBase)}
+					"rename the file after its first batch's offset", it.batch.BaseOffset, it.batch.LastOffset, fileBase)}
 		}
 		if b == nil && it.batch.LastOffset < it.prevNext && !it.fileAccepted {
 			p := &eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: it.part, File: it.files[it.fi].path, Pos: it.pos, Offset: it.batch.BaseOffset,
@@ -312,13 +314,48 @@ func (it *iter) decodeV2(pos, remaining int64, h []byte, baseOffset, length int6
 	if declared == 0 && codec != eventlog.CodecNone {
 		return size, nil, nil // a header-only batch; its payload, if any, is an empty compressed stream
 	}
+	// Memory: the records' structs are reserved from the declared count before anything is
+	// decompressed or allocated, the payload may take the rest, and the count is checked
+	// against the bytes that hold the records before the structs are allocated.
+	budget := int64(it.opts.MaxBatchMemory)
+	recordMem := declared * eventlog.RecordMemory
+	if recordMem > budget {
+		return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its %d declared records take %s as decoded records", declared, mib(recordMem))))
+	}
 	if codec != eventlog.CodecNone {
-		if payload, err = it.dec.decompress(codec, payload); err != nil {
+		it.dec.limit = int(budget - recordMem)
+		if payload, err = it.dec.decompress(codec, payload); errors.Is(err, errTooLarge) {
+			return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its %d records take %s and its %s payload decompresses past the %s left",
+				declared, mib(recordMem), codec, mib(budget-recordMem))))
+		} else if err != nil {
 			return trusted(eventlog.KindDecompress, "%v", err)
 		}
 	}
-	if b.Records, err = eventlog.DecodeRecordsV2(b.Records, payload, int(declared), baseOffset, b.BaseTimestamp); err != nil {
+	if most := int64(len(payload)) / eventlog.MinRecordSizeV2; declared > most {
+		return trusted(eventlog.KindBadRecord, "the header declares %d records, but the %d bytes of records hold at most %d (%d bytes each at least)",
+			declared, len(payload), most, eventlog.MinRecordSizeV2)
+	}
+	b.Records = slices.Grow(b.Records[:0], int(declared))
+	maxHeaders := (budget - recordMem - int64(len(payload))) / eventlog.HeaderMemory
+	if b.Records, err = eventlog.DecodeRecordsV2Bounded(b.Records, payload, int(declared), baseOffset, b.BaseTimestamp, int(maxHeaders)); errors.Is(err, eventlog.ErrTooManyHeaders) {
+		return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(err.Error()))
+	} else if err != nil {
 		return trusted(eventlog.KindBadRecord, "%v", err)
 	}
 	return size, nil, nil
+}
+
+// tooLarge says why a batch is past Options.MaxBatchMemory and what to do.
+func (it *iter) tooLarge(why string) string {
+	return fmt.Sprintf("decoded, this batch would take more than the per-batch memory limit of %s: %s. "+
+		"No batch a Kafka coordinator writes comes near it (brokers refuse batches over max.message.bytes, 1 MiB by default): this one is damaged or crafted. "+
+		"If it is real, raise the limit (--max-batch-memory)", mib(int64(it.opts.MaxBatchMemory)), why)
+}
+
+// mib renders a byte count in MiB for messages.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -23,10 +23,26 @@ type Options struct {
 	// MaxBatchBytes bounds the on-disk size of one batch; a larger declared length is treated as
 	// damage (KindBadLength). It bounds the reader's buffer. Default 64 MiB.
 	MaxBatchBytes int
-	// MaxDecompressedBytes bounds the decompressed payload of one batch (KindDecompress past it).
-	// Default 64 MiB.
-	MaxDecompressedBytes int
+	// MaxBatchMemory bounds the memory one decoded batch takes: its decompressed payload plus
+	// the Record and Header structs of its records (eventlog.RecordMemory bytes each record,
+	// eventlog.HeaderMemory each header), so that memory is bounded whatever a batch declares or
+	// holds. A batch past it is KindTooLarge, refused before its records are allocated (and,
+	// when its declared record count alone is past it, before it is decompressed). Default
+	// DefaultMaxBatchMemory.
+	MaxBatchMemory int
+	// KeepAllProblems keeps every problem of the Report in full (eventlog.Report.KeepAll), for
+	// a verbose listing; by default they are counted per file and kind and the first
+	// eventlog.MaxKeptProblems are kept.
+	KeepAllProblems bool
 }
+
+// DefaultMaxBatchMemory is the default Options.MaxBatchMemory, 256 MiB. Kafka has no such
+// limit: a broker refuses a batch over the topic's max.message.bytes (1 MiB by default for
+// __consumer_offsets), the coordinator starts a new batch before its uncompressed records pass
+// it, and only a compressed atomic write may decompress to more. A real coordinator batch
+// decodes to a few times its uncompressed size (records of 40 bytes or more, 88 bytes of
+// Record each), so none comes near 256 MiB; a gzip batch of millions of 7-byte records does.
+const DefaultMaxBatchMemory = 256 << 20
 
 const (
 	defaultMaxBatch = 64 << 20
@@ -93,7 +109,7 @@ var (
 // without changing them.
 func Open(path string, opts Options) (*Reader, error) {
 	opts = opts.withDefaults()
-	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}}
+	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{KeepAll: opts.KeepAllProblems}}
 	top, err := r.listDir(path)
 	if err != nil {
 		return nil, err
@@ -187,8 +203,8 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatchBytes <= 0 {
 		o.MaxBatchBytes = defaultMaxBatch
 	}
-	if o.MaxDecompressedBytes <= 0 {
-		o.MaxDecompressedBytes = defaultMaxBatch
+	if o.MaxBatchMemory <= 0 {
+		o.MaxBatchMemory = DefaultMaxBatchMemory
 	}
 	return o
 }
@@ -219,7 +235,7 @@ func OpenFile(path string, opts Options) (*Reader, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s): not opened; give a segment file copied off a broker", path, fileType(st.Mode()))
 	}
-	r := &Reader{opts: opts.withDefaults(), parts: map[int32][]segFile{}, report: &eventlog.Report{}, partitionDir: true}
+	r := &Reader{opts: opts.withDefaults(), parts: map[int32][]segFile{}, report: &eventlog.Report{KeepAll: opts.KeepAllProblems}, partitionDir: true}
 	var base int64
 	if m := segmentRE.FindStringSubmatch(filepath.Base(path)); m != nil {
 		base, _ = strconv.ParseInt(m[1], 10, 64)
@@ -585,7 +601,7 @@ func (r *Reader) newIter(p int32, files []segFile, from int64, report *eventlog.
 		from:        from,
 		headersOnly: headersOnly,
 		prevNext:    -1,
-		dec:         decompressor{limit: r.opts.MaxDecompressedBytes},
+		dec:         decompressor{maxMemory: r.opts.MaxBatchMemory},
 	}
 }
 
