@@ -202,6 +202,16 @@ func (it *iter) zeroTail(pos int64) (bool, error) {
 	if it.w.size-pos < header {
 		return false, nil
 	}
+	// The header first (a batch's is never all zero), from the window as decodeAt reads it.
+	h, err := it.w.at(pos, header)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range h {
+		if c != 0 {
+			return false, nil
+		}
+	}
 	for q := pos; q < it.w.size; {
 		n := int(min(int64(windowSize), it.w.size-q))
 		chunk, err := it.w.at(q, n)
