@@ -175,10 +175,10 @@ func printReport(w io.Writer, r *eventlog.Report) {
 	for _, warn := range r.Warnings() {
 		fmt.Fprintln(w, "warning:", warn)
 	}
-	if ps := r.Problems(); len(ps) > 0 {
-		fmt.Fprintf(w, "%d problem(s) in the input (left out of the output):\n", len(ps))
-		for _, p := range ps {
-			fmt.Fprintf(w, "  %s (skipped %d batches, %d records, %d bytes)\n", p.Error(), p.SkippedBatches, p.SkippedRecords, p.SkippedBytes)
+	if n := r.Count(); n > 0 {
+		fmt.Fprintf(w, "%d problem(s) in the input (left out of the output):\n", n)
+		for _, l := range r.ProblemLines() {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 }

@@ -173,7 +173,7 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 // replayDump replays --from up to --to-offset into a new engine: partition --partition, or
 // the dump's only partition (f.partition is set to it).
 func replayDump(ctx context.Context, f *simulateFlags, stdout io.Writer) (*replay.Engine, error) {
-	in, err := openInput(f.from, eventlog.Strict)
+	in, err := openInput(nil, f.from, eventlog.Strict)
 	if err != nil {
 		return nil, fmt.Errorf("--from %s: %w", f.from, err)
 	}

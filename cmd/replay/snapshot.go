@@ -303,7 +303,7 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 	if !input.IsDatabase(path) {
 		return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", path)}
 	}
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return nil, err
 	}
