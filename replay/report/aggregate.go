@@ -9,21 +9,29 @@ import (
 // Aggregation: a plot has one pixel column per pixel of its width, and a row never draws
 // more shapes than it has columns. Spans at least minSpanPx wide are drawn one by one (spans
 // of one row do not overlap: rebalances end where the next begins, a member is in one state
-// at a time); the narrower ones falling in one column are drawn as one shape per column that
-// counts them by class. Points (committed offsets) are drawn one by one while a row has at
-// most one point per pointSpacing columns; beyond that each column is drawn as the range of
-// the values committed in it (min to max) and the last one, with one hover target per
-// hoverColumns columns.
+// at a time); the narrower ones falling in one bucket of bucketPx columns are drawn as one
+// shape that counts them by class; so are the epoch steps of one bucket. An offsets row's
+// line goes through every commit while the row has at most one per pointSpacing columns;
+// beyond that each column is drawn as the range of the values committed in it (min to max)
+// and the last one. Hover texts are what makes a page heavy: an offsets chart has at most
+// hoverBudget of them, shared by its rows; a row that has at most its share of commits
+// (and at most maxPointMarks) gives each commit a marker and a hover text, a row with more
+// gives them to its rewinds and deletions and shares the rest among runs of columns.
 
 const (
-	minSpanPx    = 2.0
-	pointSpacing = 3
-	hoverColumns = 4
+	minSpanPx     = 2.0
+	bucketPx      = 2
+	pointSpacing  = 3
+	maxPointMarks = 48
+	hoverBudget   = 300
 )
 
-// spanBucket is the narrow spans of one column.
+// bucket is v's bucket of bucketPx columns.
+func (s scale) bucket(v int64) int { return s.column(v) / bucketPx }
+
+// spanBucket is the narrow spans of one bucket of columns.
 type spanBucket struct {
-	column  int
+	bucket  int
 	count   int
 	byClass map[string]int
 	first   Span // the first span of the column (its record is the one linked)
@@ -39,9 +47,9 @@ func packSpans(s scale, spans []Span) (alone []Span, buckets []*spanBucket) {
 			alone = append(alone, sp)
 			continue
 		}
-		c := s.column(sp.Start)
-		if cur == nil || cur.column != c {
-			cur = &spanBucket{column: c, byClass: map[string]int{}, first: sp}
+		c := s.bucket(sp.Start)
+		if cur == nil || cur.bucket != c {
+			cur = &spanBucket{bucket: c, byClass: map[string]int{}, first: sp}
 			buckets = append(buckets, cur)
 		}
 		cur.count++
@@ -69,9 +77,8 @@ func packSpans(s scale, spans []Span) (alone []Span, buckets []*spanBucket) {
 	return alone, out
 }
 
-// class is the bucket's most frequent class (ties: the first by name), so that a column of
-// mostly converged rebalances looks converged and a column with any open one is told by
-// its hover text.
+// class is the bucket's most frequent class (ties: the first by name), so that a bucket of
+// mostly converged rebalances looks converged; its hover text tells the others.
 func (b *spanBucket) class() string {
 	best, n := "", 0
 	for c, k := range b.byClass {
@@ -94,7 +101,7 @@ func (b *spanBucket) describe(what string, unit AxisUnit) string {
 	for _, c := range keys {
 		parts = append(parts, fmt.Sprintf("%d %s", b.byClass[c], c))
 	}
-	return fmt.Sprintf("%d %s in this column (%s), %s to %s; records %s to %s",
+	return fmt.Sprintf("%d %s here (%s), %s to %s; records %s to %s",
 		b.count, what, strings.Join(parts, ", "), formatX(unit, b.first.Start), formatX(unit, b.last.End),
 		b.first.Src.where(), b.last.Src.where())
 }

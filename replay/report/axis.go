@@ -50,6 +50,21 @@ func (s scale) perColumn() float64 {
 type tick struct {
 	X     float64
 	Label string
+	// Class aligns the label: "tick" centred, "tick tick-start" or "tick tick-end" near the
+	// plot's edges, so that it stays inside the plot.
+	Class string
+}
+
+// tickAt is a tick at x, aligned to stay inside the plot.
+func (s scale) tickAt(x float64, label string) tick {
+	class := "tick"
+	switch {
+	case x-s.x0 < 36:
+		class = "tick tick-start"
+	case s.x0+s.width-x < 36:
+		class = "tick tick-end"
+	}
+	return tick{X: x, Label: label, Class: class}
 }
 
 // niceSteps are the tick intervals of a time axis, in milliseconds.
@@ -69,7 +84,7 @@ func (s scale) ticks(max int) []tick {
 		step := niceOffsetStep(span, max)
 		var out []tick
 		for v := ceilTo(s.axis.Start, step); v <= s.axis.End; v += step {
-			out = append(out, tick{X: s.x(v), Label: strconv.FormatInt(v, 10)})
+			out = append(out, s.tickAt(s.x(v), strconv.FormatInt(v, 10)))
 		}
 		return out
 	}
@@ -96,7 +111,7 @@ func (s scale) ticks(max int) []tick {
 		if layout == "15:04" && t.Hour() == 0 && t.Minute() == 0 {
 			label = t.Format("Jan 2")
 		}
-		out = append(out, tick{X: s.x(v), Label: label})
+		out = append(out, s.tickAt(s.x(v), label))
 	}
 	return out
 }

@@ -32,33 +32,38 @@
 // # The page
 //
 // Write renders a Page through html/template, which escapes every text from the log (group
-// ids, client ids, hosts and topics are user input). The page has inline SVG and CSS, no
-// script, no external reference and a Content-Security-Policy that forbids every fetch: it
-// reads the same offline and attached to a ticket. It is well-formed XML (the tests parse it
-// so). Each mark has an SVG <title> (the browser shows it on hover) naming its record:
-// partition, offset, time, record types and event kind; a click follows a fragment link to
-// the event in the list under the group, highlighted by CSS :target. Shapes carry data-mark
-// and data-count attributes: what they stand for and how many (tests count them).
+// ids, client ids, hosts and topics are user input); control characters become visible
+// escapes ("\x01") and bytes that are not UTF-8 U+FFFD, so that the page is well-formed XML
+// whatever the log holds (the tests parse it so). The page has inline SVG and CSS, no script,
+// no external reference and a Content-Security-Policy that forbids every fetch: it reads the
+// same offline and attached to a ticket. Each mark has an SVG <title> (the browser shows it on
+// hover) naming its record: partition, offset, time, record types and event kind; a click
+// follows a fragment link to the event in the list under the group (a closed <details>,
+// which the browser opens on the navigation), highlighted by CSS :target. Shapes carry
+// data-mark and data-count attributes: what they stand for and how many (tests count them).
 //
 // # Scale
 //
-// A plot is 944 pixel columns wide; a row never draws more shapes than it has columns.
-// Spans narrower than two pixels falling in one column are drawn as one shape counting them
-// by class; an offsets row with more than one commit per three columns is drawn as the range
-// of each column (min to max) and its last value, rewinds keeping a marker each, with one
-// hover target per four columns; the page says which rows were aggregated. A group lists at
-// most Options.MaxRows important events (marked, rebalances, members, conversions, deletions,
-// aborted and open transactions) and MaxRoutineRows others under its picture; at most
-// MaxGroups groups are drawn (those with findings, rebalances and events first), MaxLanes
-// lanes and MaxItems assignment and offsets rows per group, each cut said on the page.
-// Memory: what the page draws, plus the timeline's model of the groups; events before a
-// --since window update the state without being kept.
+// A plot is 944 pixel columns wide. Spans narrower than two pixels (rebalances, member
+// states, owners, transactions) and epoch steps are drawn together, one shape per two
+// columns counting what it holds by kind; an offsets row with more than one commit per three
+// columns is drawn as the range of each column (min to max) and its last value; an offsets
+// chart has at most 300 hover texts shared by its rows (every rewind and deletion keeps its
+// own); every block says what it aggregated. A group lists at most Options.MaxRows important
+// events (marked, rebalances, members, conversions, deletions, aborted and open transactions)
+// and MaxRoutineRows others, its rebalance table 300 rows; at most MaxGroups groups are
+// drawn (those with findings, rebalances and events first), MaxLanes lanes and MaxItems
+// assignment and offsets rows per group, each cut said on the page. Sections off screen are
+// not laid out until scrolled to (content-visibility: auto). Memory: what the page draws,
+// plus the timeline's model of the groups; events before a --since window update the state
+// without being kept.
 //
 // # Invariants
 //
-//   - Every rebalance-end event of a drawn group is one rebalance mark (data-count sums
-//     them), every Member.Lane one lane, every rewound committed offset one rewind marker,
-//     every transaction-end and transaction-open one transaction span.
+//   - Unless the page says it cut them: every rebalance-end event of a drawn group is one
+//     rebalance mark (data-count sums them), every Member.Lane one lane, every rewound
+//     committed offset one rewind marker, every transaction-end and transaction-open one
+//     transaction span.
 //   - Every fragment link lands on an element of the page; nothing is fetched.
 //   - Deterministic: the same log and options give the same bytes (no clock, no map order).
 package report

@@ -18,9 +18,9 @@ const (
 	plotWidth  = 944.0
 	axisHeight = 22.0 // tick labels above a block's first row
 	maxTicks   = 8
-	labelChars = 32 // a row label's longest text; the full text is its hover title
+	labelChars = 30 // a row label's longest text; the full text is its hover title
 	// maxRebalanceRows bounds a group's table of rebalances (all are drawn).
-	maxRebalanceRows = 1000
+	maxRebalanceRows = 300
 )
 
 // Rows' heights.
@@ -81,6 +81,16 @@ type block struct {
 	Shapes []shape
 	// Mark is the block's data-block attribute (tests count shapes per block).
 	Mark string
+	// packed counts the spans (and epoch steps) drawn several to a shape.
+	packed int
+}
+
+// packedNote is the note of a block some of whose spans were drawn several to a shape.
+func (b *block) packedNote() {
+	if b.packed > 0 && b.Note == "" {
+		b.Note = fmt.Sprintf("%s marks narrower than %d pixels are drawn together, one shape per %d pixel columns with the count of each kind; hover one for what it holds",
+			thousands(b.packed), int(minSpanPx), bucketPx)
+	}
 }
 
 // rowLabel is a row's name in the gutter.
@@ -162,7 +172,16 @@ func (g *Group) rowID(row int) string { return g.Anchor + "-r" + strconv.Itoa(ro
 
 // layoutPage lays out every drawn group.
 func layoutPage(p *Page) pageView {
-	v := pageView{Title: p.Title, Input: p.Input, Facts: p.Facts, Notes: p.Notes, Legend: legend}
+	v := pageView{Title: p.Title, Input: p.Input, Notes: p.Notes, Legend: legend}
+	parts := make([]string, len(p.Partitions))
+	for i, n := range p.Partitions {
+		parts[i] = strconv.Itoa(int(n))
+	}
+	v.Facts = append(v.Facts, fmt.Sprintf("%s records in %d partition(s) (%s), %s; %s group(s), %s drawn",
+		thousands(int(p.Records)), len(p.Partitions), strings.Join(parts, ", "), p.Rules, thousands(len(p.Overview)), thousands(len(p.Groups))))
+	if p.Window != "" {
+		v.Facts = append(v.Facts, "drawn: "+p.Window)
+	}
 	for _, g := range p.Overview {
 		v.Overview = append(v.Overview, overviewRow{
 			Anchor: g.Anchor, ID: g.ID, Type: g.Type, State: g.State, Partition: g.Partition, Members: g.Members,
@@ -236,8 +255,8 @@ func layoutGroup(g *Group) groupView {
 			Records: r.Src.Records, Kind: r.Src.Kind, Text: r.Text, Marks: r.Marks})
 	}
 	if g.Unlisted > 0 {
-		v.Unlisted = fmt.Sprintf("%d more event(s) of this group are not listed here (the list keeps rebalances, members, "+
-			"marked events and transactions first): replay timeline --group with --since/--until prints them all", g.Unlisted)
+		v.Unlisted = fmt.Sprintf("%s more event(s) of this group are not listed here (the list keeps rebalances, members, "+
+			"marked events and transactions first): replay timeline --group with --since/--until prints them all", thousands(g.Unlisted))
 	}
 	return v
 }
@@ -268,9 +287,7 @@ func (b *block) label(y float64, text, title, class string) {
 	if title == "" {
 		title = text
 	}
-	if r := []rune(text); len(r) > labelChars {
-		text = string(r[:labelChars-1]) + "…"
-	}
+	text = shorten(text, labelChars)
 	b.Labels = append(b.Labels, rowLabel{Y: y, Text: text, Title: title, Class: class})
 }
 
@@ -288,7 +305,8 @@ func (b *block) spans(g *Group, s scale, spans []Span, y, h float64, prefix, mar
 		b.Shapes = append(b.Shapes, sh)
 	}
 	for _, bk := range buckets {
-		b.Shapes = append(b.Shapes, shape{Kind: "rect", X: s.x0 + float64(bk.column), Y: y, W: 1, H: h,
+		b.packed += bk.count
+		b.Shapes = append(b.Shapes, shape{Kind: "rect", X: s.x0 + float64(bk.bucket*bucketPx), Y: y, W: bucketPx, H: h,
 			Class: prefix + bk.class() + " agg", Title: bk.describe(what, g.Axis.Unit), Href: g.href(bk.first.Src.Row),
 			Mark: mark, Count: bk.count})
 	}
@@ -301,17 +319,30 @@ func layoutHistory(g *Group, s scale) block {
 	// The epoch row: a tick and the number at each step, numbers only where they fit.
 	b.label(y+epochRow/2, epochName(g), "", "")
 	lastLabel := -1e9
-	for _, st := range g.Epochs {
-		x := s.x(st.X)
-		sh := shape{Kind: "line", X: x, Y: y + 2, W: 0, H: epochRow - 4, Class: "epoch-tick", Mark: "epoch", Count: 1,
-			Title: fmt.Sprintf("%s %d from %s\n%s", epochName(g), st.Epoch, formatX(g.Axis.Unit, st.X), st.Src.describe()),
-			Href:  g.href(st.Src.Row)}
-		b.Shapes = append(b.Shapes, sh)
-		label := strconv.Itoa(int(st.Epoch))
+	for i := 0; i < len(g.Epochs); {
+		// The steps of one bucket of columns are one tick.
+		c := s.bucket(g.Epochs[i].X)
+		j := i + 1
+		for j < len(g.Epochs) && s.bucket(g.Epochs[j].X) == c {
+			j++
+		}
+		first, last := g.Epochs[i], g.Epochs[j-1]
+		x := s.x(first.X)
+		title := fmt.Sprintf("%s %d from %s\n%s", epochName(g), first.Epoch, formatX(g.Axis.Unit, first.X), first.Src.describe())
+		if j-i > 1 {
+			b.packed += j - i
+			x = s.x0 + float64(c*bucketPx)
+			title = fmt.Sprintf("%d %s steps here, %d to %d, %s to %s; records %s to %s", j-i, epochName(g),
+				first.Epoch, last.Epoch, formatX(g.Axis.Unit, first.X), formatX(g.Axis.Unit, last.X), first.Src.where(), last.Src.where())
+		}
+		b.Shapes = append(b.Shapes, shape{Kind: "line", X: x, Y: y + 2, W: 0, H: epochRow - 4, Class: "epoch-tick", Mark: "epoch", Count: j - i,
+			Title: title, Href: g.href(first.Src.Row)})
+		label := strconv.Itoa(int(last.Epoch))
 		if x-lastLabel > float64(len(label))*6+4 {
 			b.Shapes = append(b.Shapes, shape{Kind: "text", X: x + 2, Y: y + epochRow/2 + 4, Class: "epoch-num", Label: label})
 			lastLabel = x
 		}
+		i = j
 	}
 	for _, m := range g.Marks {
 		b.Shapes = append(b.Shapes, markShape(g, s, m, y+epochRow/2, "group"))
@@ -338,6 +369,7 @@ func layoutHistory(g *Group, s scale) block {
 		y += laneRow
 	}
 	b.Height = y + 4
+	b.packedNote()
 	return b
 }
 
@@ -420,19 +452,17 @@ func layoutAssignment(g *Group, s scale) block {
 		if !seen[i] {
 			continue
 		}
-		name := []rune(l.Name)
-		if len(name) > labelChars {
-			name = append(name[:labelChars-1], '…')
-		}
-		w := 14 + 6.2*float64(len(name)) + 12
+		name := shorten(l.Name, labelChars)
+		w := 14 + 6.2*float64(len([]rune(name))) + 12
 		if x+w > svgWidth {
 			x, y = gutter, y+14
 		}
 		b.Shapes = append(b.Shapes, shape{Kind: "rect", X: x, Y: y + 1, W: 10, H: 10, Class: "c" + strconv.Itoa(l.Color%10), Title: l.Name + "\n" + l.Detail},
-			shape{Kind: "text", X: x + 14, Y: y + 10, Class: "owner-name", Label: string(name)})
+			shape{Kind: "text", X: x + 14, Y: y + 10, Class: "owner-name", Label: name})
 		x += w
 	}
 	b.Height = y + 18
+	b.packedNote()
 	return b
 }
 
@@ -442,10 +472,12 @@ func layoutOffsets(g *Group, s scale) block {
 	b := newBlock("Committed offsets (each row scaled to its own range)", "offsets", s)
 	y := axisHeight
 	aggregated := 0
+	// The rows share the hover texts: each gets hoverBudget/rows, at least 16.
+	share := max(16, hoverBudget/max(1, len(g.Offsets)))
 	for _, sr := range g.Offsets {
 		label := fmt.Sprintf("%s-%d", sr.Topic, sr.Partition)
 		b.label(y+seriesRow/2, label, "", "")
-		if b.series(g, s, sr, label, y+4, seriesRow-8) {
+		if b.series(g, s, sr, label, y+4, seriesRow-8, share) {
 			aggregated++
 		}
 		y += seriesRow
@@ -454,12 +486,13 @@ func layoutOffsets(g *Group, s scale) block {
 		b.Note = fmt.Sprintf("%d of %d rows have more commits than pixels: each pixel column shows the range of the offsets committed in it (min to max) and the line its last value; hover a column for its records", aggregated, len(g.Offsets))
 	}
 	b.Height = y + 4
+	b.packedNote()
 	return b
 }
 
-// series draws one topic-partition between y (its highest value) and y+h (its lowest); it
-// reports whether the row was aggregated.
-func (b *block) series(g *Group, s scale, sr *Series, label string, y, h float64) bool {
+// series draws one topic-partition between y (its highest value) and y+h (its lowest), with
+// at most about share hover texts; it reports whether the row's line was aggregated.
+func (b *block) series(g *Group, s scale, sr *Series, label string, y, h float64, share int) bool {
 	lo, hi, any := int64(0), int64(0), false
 	for _, p := range sr.Points {
 		if p.Flags&PointDeleted != 0 {
@@ -534,11 +567,13 @@ func (b *block) series(g *Group, s scale, sr *Series, label string, y, h float64
 		b.Shapes = append(b.Shapes, shape{Kind: "path", D: drops.String(), Class: "rewind-line"})
 	}
 
-	// Markers with hover texts: every commit when there is room, else every rewind and
-	// deletion plus one hover target per hoverColumns columns.
+	// Markers with hover texts: every commit of a row with few, else every rewind and
+	// deletion, plus one hover target per run of columns that have commits.
+	detailed := len(sr.Points) <= min(maxPointMarks, share)
+	hoverColumns := max(1, (int(s.width)+share-1)/share)
 	var prevValue *int64
 	for _, p := range sr.Points {
-		if !aggregated || p.Flags&(PointRewind|PointDeleted) != 0 {
+		if detailed || p.Flags&(PointRewind|PointDeleted) != 0 {
 			class, mark := "pt", "commit"
 			switch {
 			case p.Flags&PointRewind != 0:
@@ -562,8 +597,8 @@ func (b *block) series(g *Group, s scale, sr *Series, label string, y, h float64
 			prevValue = nil
 		}
 	}
-	if !aggregated {
-		return false
+	if detailed {
+		return aggregated
 	}
 	for i := 0; i < len(cols); {
 		j := i
@@ -626,6 +661,7 @@ func layoutTransactions(g *Group, s scale) block {
 		y += txnRow
 	}
 	b.Height = y + 4
+	b.packedNote()
 	return b
 }
 
@@ -641,4 +677,17 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// shorten cuts text to n characters in the middle, where names differ least: client ids of
+// one application share their start, and the timeline tells members with the same client id
+// apart by a suffix ("consumer-1 (b89022f5)").
+func shorten(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }

@@ -9,10 +9,14 @@ type Page struct {
 	// Input is what the report was made of (a path); Title the page's title.
 	Input string
 	Title string
-	// Facts are one-line statements about the input ("126 records in 1 partition (0), Kafka
-	// 4.4 rules"); Notes what the reader must know to read the page right (filters, groups
-	// left out, aggregation).
-	Facts []string
+	// Partitions are the __consumer_offsets partitions replayed, Records how many records
+	// they had, Rules the replay rules ("Kafka 4.4 rules"); Window says which part of the
+	// log is drawn ("" for all of it).
+	Partitions []int32
+	Records    int64
+	Rules      string
+	Window     string
+	// Notes are what the reader must know to read the page right (groups left out, cuts).
 	Notes []string
 	// Overview lists every group of the input the filters keep (more than Groups when some
 	// groups are not drawn); Groups are the drawn sections, in the overview's order.

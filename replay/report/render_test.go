@@ -155,7 +155,8 @@ func samplePage() *Page {
 		{Start: t0 + 50_000, End: t0 + 60_000, Class: "open", Text: "open", Src: src(50, t0+50_000, "transaction-open", -1), Open: true},
 	}}}
 	empty := &Group{ID: "quiet", Type: "classic", State: "Empty", Anchor: "g2", LastActivity: Src{Time: -1}}
-	return &Page{Input: "/tmp/x", Title: "coordlog report", Facts: []string{"1 partition"}, Overview: []*Group{g, empty}, Groups: []*Group{g}}
+	return &Page{Input: "/tmp/x", Title: "coordlog report", Partitions: []int32{3}, Records: 1234567, Rules: "Kafka 4.4 rules",
+		Overview: []*Group{g, empty}, Groups: []*Group{g}}
 }
 
 func TestRenderSample(t *testing.T) {
@@ -172,6 +173,7 @@ func TestRenderSample(t *testing.T) {
 	require.NotContains(t, buf.String(), "<script>")
 	require.Contains(t, st.text.String(), `orders<script>alert("x")</script>`)
 	require.Contains(t, st.text.String(), `c2 "quoted" & <b>`)
+	require.Contains(t, st.text.String(), "1,234,567 records in 1 partition(s) (3), Kafka 4.4 rules; 2 group(s), 1 drawn")
 	if dir := os.Getenv("REPORT_SAMPLE_OUT"); dir != "" {
 		require.NoError(t, os.WriteFile(dir+"/sample.html", buf.Bytes(), 0o644))
 	}
@@ -208,11 +210,13 @@ func TestAggregation(t *testing.T) {
 	require.Equal(t, n, st.marks["segment"])
 	require.Equal(t, n, st.marks["commits"]+st.marks["rewind"]-rewinds, "every commit is in one hover column")
 	require.Equal(t, rewinds, st.marks["rewind"])
-	require.LessOrEqual(t, st.shapes["rebalance"], int(plotWidth))
-	require.LessOrEqual(t, st.shapes["segment"], int(plotWidth))
-	require.LessOrEqual(t, st.shapes["commits"], int(plotWidth)/hoverColumns+1)
-	require.Contains(t, st.text.String(), "1 of 1 rows have more commits than pixels")
-	require.Contains(t, st.text.String(), "19,000 more rebalances")
+	require.LessOrEqual(t, st.shapes["rebalance"], int(plotWidth)/bucketPx)
+	require.LessOrEqual(t, st.shapes["segment"], int(plotWidth)/bucketPx)
+	require.LessOrEqual(t, st.shapes["commits"], hoverBudget+1)
+	text := st.text.String()
+	require.True(t, strings.Contains(text, "1 of 1 rows have more commits than pixels"), "the page says the offsets are aggregated")
+	require.True(t, strings.Contains(text, "40,000 marks narrower than 2 pixels are drawn together"), "the page says the spans are aggregated")
+	require.True(t, strings.Contains(text, thousands(n-maxRebalanceRows)+" more rebalances"), "the page says the rebalance table is cut")
 	require.Less(t, buf.Len(), 1<<20, "a page of 60,000 marks stays small")
 }
 
@@ -248,4 +252,24 @@ func TestTicks(t *testing.T) {
 	}
 	s := newScale(Axis{Unit: UnitOffset, Start: 120, End: 1875}, gutter, plotWidth)
 	require.Equal(t, "200", s.ticks(maxTicks)[0].Label)
+}
+
+// TestControlCharacters: a group id is any string; control characters and bytes that are not
+// UTF-8 are shown as escapes and U+FFFD, and the page stays well-formed, also when the writes
+// cut a character in two.
+func TestControlCharacters(t *testing.T) {
+	p := samplePage()
+	p.Groups[0].ID = "orders\x01\x7f\xffé"
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, p))
+	st := readPage(t, buf.Bytes())
+	require.Contains(t, st.text.String(), `orders\x01\x7f`+"\uFFFDé")
+
+	var out bytes.Buffer
+	v := &visible{w: &out}
+	for _, c := range []byte("a\u00e9\u2028b\x02") { // one byte per write
+		_, err := v.Write([]byte{c})
+		require.NoError(t, err)
+	}
+	require.Equal(t, "a\u00e9\u2028b\\x02", out.String())
 }
