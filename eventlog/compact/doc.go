@@ -83,8 +83,10 @@
 // belongs to the swap: an error after it leaves both for the next run to complete. A marker of
 // an older coordlog, whose paths were relative to the directory it ran in, is placed from its
 // own location (the target is the marker's path less .compact-swap); one that climbs (..) is
-// refused with what to do. A re-run with --out finds the manifest and does nothing. Staged and
-// target must be on one file system (checked before the marker).
+// refused with what to do. A directory made at the target while the fallback had the original
+// aside is removed by recovery when it is empty (a writer about to create a database there),
+// and stops it with what to do otherwise. A re-run with --out finds the manifest and does
+// nothing. Staged and target must be on one file system (checked before the marker).
 //
 // # Writers never race (eventlog/lock)
 //
@@ -100,8 +102,10 @@
 // hard link to the held lock file before the exchange (lock.LinkInto), and during the
 // fallback's window, in which the database is missing, the destination's lock keeps a writer
 // from creating it afresh (lock.Database). A --out job refuses an input whose in-place
-// compaction was interrupted (Pending); other writers (replay import, snapshot create,
-// simulate) do the same.
+// compaction was interrupted; other writers (replay import, snapshot create, simulate) call
+// Pending before and after taking their lock, which names a compaction still running and
+// says to finish one that was interrupted. A log directory's job also locks a partition
+// directory that an interrupted swap left missing (only its marker remains).
 //
 // Links are followed: a partition directory or database reached through a symbolic link is
 // compacted where it really is (staged beside it, on its file system), and the link stays.

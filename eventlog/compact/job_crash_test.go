@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,12 +35,15 @@ func smallLog(t *testing.T, dir string) {
 	require.NoError(t, w.Close())
 }
 
-// offsetsIn lists the record offsets of partition 0 of the segments at dir.
+// offsetsIn lists the record offsets of the partition directory dir.
 func offsetsIn(t *testing.T, dir string) []int64 {
 	t.Helper()
 	r, err := segment.Open(dir, segment.Options{})
 	require.NoError(t, err)
-	it, err := r.Batches(0, 0)
+	parts, err := r.Partitions()
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	it, err := r.Batches(parts[0], 0)
 	require.NoError(t, err)
 	defer it.Close()
 	var out []int64
@@ -125,24 +129,29 @@ func TestOldRelativeMarker(t *testing.T) {
 
 // TestInPlaceDatabaseLockedThroughSwap: a database compacted in place through a symbolic link
 // is compacted where it is (the link stays), and it is locked at every step of the swap: a
-// writer trying to lock it meanwhile is refused, naming the compaction. So it is at every
-// step of a re-run that completes a crashed run's swap, even when the lock file was replaced
-// in between (a writer came, took the stale lock, found the interrupted compaction and left).
-// After the job the lock is free and its file is gone.
+// writer (as replay import: lock.Database, then Pending) trying meanwhile is refused, naming
+// the compaction. So it is at every step of a re-run that completes a crashed run's swap,
+// even when the lock file was replaced in between (a writer came, took the stale lock, found
+// the interrupted compaction and left, or the crash left the database moved aside by the
+// two-rename fallback). After the job the lock is free and its file is gone.
 func TestInPlaceDatabaseLockedThroughSwap(t *testing.T) {
-	for _, fallback := range []bool{false, true} {
-		for _, crashed := range []bool{false, true} {
-			name := map[bool]string{false: "exchange", true: "fallback"}[fallback] + map[bool]string{false: "", true: "/recovered"}[crashed]
-			t.Run(name, func(t *testing.T) {
-				useFallback = fallback
-				defer func() { useFallback = false }()
-				testInPlaceDatabaseLockedThroughSwap(t, fallback, crashed)
-			})
+	for _, c := range []struct {
+		fallback bool
+		crashAt  string
+	}{{false, ""}, {true, ""}, {false, "marker"}, {true, "marker"}, {true, "aside"}} {
+		name := map[bool]string{false: "exchange", true: "fallback"}[c.fallback]
+		if c.crashAt != "" {
+			name += "/crash-at-" + c.crashAt
 		}
+		t.Run(name, func(t *testing.T) {
+			useFallback = c.fallback
+			defer func() { useFallback = false }()
+			testInPlaceDatabaseLockedThroughSwap(t, c.fallback, c.crashAt)
+		})
 	}
 }
 
-func testInPlaceDatabaseLockedThroughSwap(t *testing.T, fallback, crashed bool) {
+func testInPlaceDatabaseLockedThroughSwap(t *testing.T, fallback bool, crashAt string) {
 	root := t.TempDir()
 	segs := filepath.Join(root, "__consumer_offsets-0")
 	smallLog(t, segs)
@@ -157,33 +166,39 @@ func testInPlaceDatabaseLockedThroughSwap(t *testing.T, fallback, crashed bool) 
 	link := filepath.Join(root, "db")
 	require.NoError(t, os.Symlink(db, link))
 
+	// writer does what replay import does before it opens a database.
+	writer := func() error {
+		if err := Pending(link); err != nil {
+			return err
+		}
+		l, err := lock.Database(link, "replay import")
+		if err != nil {
+			return err
+		}
+		defer l.Release()
+		return Pending(link)
+	}
 	job := &Job{Input: link, InPlace: true, Options: DefaultOptions(time.UnixMilli(10_000_000)), Verify: acceptAll}
 	steps := []string{"marker", "swapped", "backup", "removed"}
 	if fallback {
 		steps = []string{"marker", "aside", "swapped", "backup", "removed"}
 	}
-	if crashed {
+	var recovering []string // the steps of the re-run's recovery
+	if crashAt != "" {
 		crashHook = func(step string) error {
-			if step == "marker" {
+			if step == crashAt {
 				return errCrash
 			}
 			return nil
 		}
 		_, err = job.Run(context.Background())
 		require.ErrorIs(t, err, errCrash)
-		l, err := lock.Database(link, "replay import")
-		require.NoError(t, err)
-		require.ErrorContains(t, Pending(link), "interrupted")
-		require.NoError(t, l.Release()) // removes the stale lock file the crashed run left
-		// The re-run completes the swap, then compacts the compacted log once more.
-		steps = append(steps[1:], steps...)
+		require.ErrorContains(t, writer(), "interrupted") // and removes the stale lock file
+		recovering = steps[slices.Index(steps, crashAt)+1:]
 	}
 	var refused []string
 	crashHook = func(step string) error {
-		l, err := lock.Database(link, "replay import")
-		if err == nil {
-			l.Release()
-		}
+		err := writer()
 		var busy *lock.BusyError
 		if errors.As(err, &busy) && busy.Holder != nil && busy.Holder.Command == "compact --in-place" {
 			refused = append(refused, step)
@@ -195,7 +210,8 @@ func testInPlaceDatabaseLockedThroughSwap(t *testing.T, fallback, crashed bool) 
 	defer func() { crashHook = nil }()
 	_, err = job.Run(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, steps, refused)
+	// The re-run completes the swap, then compacts the compacted log once more.
+	assert.Equal(t, append(recovering, steps...), refused)
 
 	st, err := os.Lstat(link)
 	require.NoError(t, err)
@@ -233,4 +249,45 @@ func TestSwapAcrossFileSystemsRefused(t *testing.T) {
 	require.ErrorContains(t, err, "are on different file systems")
 	assert.NoFileExists(t, MarkerPath(target))
 	assert.Equal(t, "old", content(t, target))
+}
+
+// TestLogDirectoryCrashRecovered: an in-place run over a log directory crashes during the
+// swap of its first partition (after the marker; with the two-rename fallback also while the
+// partition directory is moved aside). The re-run locks every partition (the missing one
+// too), completes the swap and compacts the rest.
+func TestLogDirectoryCrashRecovered(t *testing.T) {
+	for _, crashAt := range []string{"marker", "aside"} {
+		t.Run(crashAt, func(t *testing.T) {
+			useFallback = crashAt == "aside"
+			defer func() { useFallback, crashHook = false, nil }()
+			logs := filepath.Join(t.TempDir(), "logs")
+			for _, p := range []string{"__consumer_offsets-0", "__consumer_offsets-1"} {
+				smallLog(t, filepath.Join(logs, p))
+			}
+			crashHook = func(step string) error {
+				if step == crashAt {
+					return errCrash
+				}
+				return nil
+			}
+			job := &Job{Input: logs, InPlace: true, Options: DefaultOptions(time.UnixMilli(10_000_000)), Verify: acceptAll}
+			_, err := job.Run(context.Background())
+			require.ErrorIs(t, err, errCrash)
+			if crashAt == "aside" {
+				require.NoDirExists(t, filepath.Join(logs, "__consumer_offsets-0"), "the crash hit the window")
+			}
+			require.ErrorContains(t, Pending(logs), "interrupted")
+
+			crashHook = nil
+			_, err = job.Run(context.Background())
+			require.NoError(t, err)
+			for _, p := range []string{"__consumer_offsets-0", "__consumer_offsets-1"} {
+				assert.Equal(t, []int64{3, 4, 5}, offsetsIn(t, filepath.Join(logs, p)), p)
+			}
+			left, _ := filepath.Glob(filepath.Join(logs, "*.*"))
+			assert.Empty(t, left)
+			left, _ = filepath.Glob(logs + ".*")
+			assert.Empty(t, left)
+		})
+	}
 }

@@ -181,6 +181,15 @@ func finish(m swapMarker, prepare func(staged string) error) error {
 				return err
 			}
 		}
+		if _, err := os.Stat(m.Backup); terr == nil && err == nil {
+			// The fallback had moved the old directory aside when it was interrupted, and a
+			// directory was made at the target since (that of a database a writer was about
+			// to create). Empty, it goes; else it is not this swap's to move.
+			if err := os.Remove(m.Target); err != nil {
+				return fmt.Errorf("swap of %s: the original was moved aside to %s, and %s was made since; move it away and run again: %w", m.Target, m.Backup, m.Target, err)
+			}
+			terr = fs.ErrNotExist
+		}
 		switch {
 		case terr == nil:
 			var err error = syscall.ENOSYS

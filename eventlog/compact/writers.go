@@ -67,13 +67,21 @@ func (j *Job) start() (*jobRun, error) {
 		return err
 	}
 	cmd := j.command()
-	if input.IsDatabase(r.input) {
+	lockDatabase := func() error {
+		if r.db != nil || !input.IsDatabase(r.input) {
+			return nil
+		}
 		l, err := lock.Database(j.Input, cmd)
 		if err := take(l, err); err != nil {
-			return r, err
+			return err
 		}
 		r.db = l
-	} else if !j.InPlace {
+		return nil
+	}
+	if err := lockDatabase(); err != nil {
+		return r, err
+	}
+	if r.db == nil && !j.InPlace {
 		if err := take(lock.Beside(j.Input, cmd)); err != nil {
 			return r, err
 		}
@@ -86,13 +94,20 @@ func (j *Job) start() (*jobRun, error) {
 	if err := take(lock.Beside(final, cmd)); err != nil {
 		return r, err
 	}
-	if j.InPlace {
-		if done, err := r.recoverSwaps(); err != nil {
+	if !j.InPlace {
+		if err := interrupted(j.Input); err != nil {
 			return r, err
-		} else if done {
-			j.logf("finished an interrupted swap of %s", j.Input)
 		}
-	} else if err := Pending(j.Input); err != nil {
+		return r, r.removeDeadStaging()
+	}
+	if done, err := r.recoverSwaps(); err != nil {
+		return r, err
+	} else if done {
+		j.logf("finished an interrupted swap of %s", j.Input)
+	}
+	// A database that a crashed two-rename swap had moved aside exists again: lock it now
+	// (a writer that came first, after the swap was complete, makes this run fail busy).
+	if err := lockDatabase(); err != nil {
 		return r, err
 	}
 	return r, r.removeDeadStaging()
@@ -114,16 +129,19 @@ func (r *jobRun) beforeSwap(staged string) error {
 	return r.db.LinkInto(staged)
 }
 
-// partitionDirs lists the __consumer_offsets-N directories (or links to them) in dir.
+// partitionDirs lists the __consumer_offsets-N directories (or links to them) in dir, and
+// those an interrupted swap left without a directory (only their marker is there).
 func partitionDirs(dir string) []string {
 	ents, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range ents {
-		if !offsetsDirRE.MatchString(e.Name()) {
+		name, marker := strings.CutSuffix(e.Name(), markerSuffix)
+		if !offsetsDirRE.MatchString(name) {
 			continue
 		}
-		if st, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && st.IsDir() {
-			out = append(out, e.Name())
+		st, err := os.Stat(filepath.Join(dir, name))
+		if marker && err != nil || !marker && err == nil && st.IsDir() {
+			out = append(out, name)
 		}
 	}
 	return out
@@ -198,10 +216,25 @@ func (r *jobRun) removeDeadStaging() error {
 }
 
 // Pending returns an error when an in-place compaction of path (a database, a partition
-// directory, or a partition directory of the log directory path) was interrupted and is not
-// finished: its swap marker remains. Until `compact --in-place` finishes it, path may be
-// missing or about to be replaced, so other writers must leave it alone.
+// directory, or a partition directory of the log directory path) is not finished: its swap
+// marker remains. Until it is, path may be missing or about to be replaced, so other writers
+// must leave it alone. A compaction still running (it holds the lock beside path) is a
+// *lock.BusyError naming it; one that was interrupted says to run `compact --in-place` to
+// finish it.
 func Pending(path string) error {
+	err := interrupted(path)
+	if err == nil {
+		return nil
+	}
+	if h, herr := lock.HolderBeside(path); herr == nil && h != nil {
+		return &lock.BusyError{Name: path, Holder: h}
+	}
+	return err
+}
+
+// interrupted is Pending for a caller that holds path's locks itself: a marker is an
+// interrupted compaction's.
+func interrupted(path string) error {
 	real, err := lock.Resolve(path)
 	if err != nil {
 		return err

@@ -282,6 +282,17 @@ func HolderOf(path string) (*Holder, error) {
 	return nil, nil
 }
 
+// HolderBeside is HolderOf for the lock file beside path only (the one an in-place
+// compaction holds while it runs, whatever path is).
+func HolderBeside(path string) (*Holder, error) {
+	file, err := besideFile(path)
+	if err != nil {
+		return nil, err
+	}
+	h, _, err := probe(file)
+	return h, err
+}
+
 // probe reports whether a process holds file's flock, and its holder line.
 func probe(file string) (*Holder, bool, error) {
 	f, err := os.Open(file)
