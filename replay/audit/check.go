@@ -206,10 +206,12 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:
+		// a.last, not k.Group: a map key must not alias the batch, whose bytes the source
+		// may reuse once the batch is applied.
 		if tomb {
-			a.members[k.Group]--
+			a.members[a.last]--
 		} else {
-			a.members[k.Group]++
+			a.members[a.last]++
 		}
 		return
 	}
@@ -218,7 +220,7 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	}
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMetadata, recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.StreamsGroupTargetAssignmentMetadata:
-		a.meta[k.Group] = true
+		a.meta[a.last] = true
 	}
 }
 
