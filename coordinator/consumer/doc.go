@@ -67,6 +67,11 @@
 //   - TestDecisionsMatchRealBroker reproduces 29 heartbeat decisions of a real Kafka 4.4
 //     broker (fixtures/real/consumer) record for record, from requests inferred from the log
 //     (joins, heartbeats, a leave, a session fence, a static temporary leave and restart).
+//   - fixtures' TestConformanceConsumerRequests replays every ConsumerGroupHeartbeat of real
+//     brokers' request logs (fixtures/real/requests-*, and fresh recordings in CI) at the
+//     broker's time with the metadata images its coordinator applied, and requires Kafka's
+//     response and records for each, and for each session timeout and regex resolution
+//     (fixtures/CONFORMANCE.md). It meets the member order below where ids share a bucket.
 //
 // # Differences from Kafka 4.4 (deliberate, each tested or documented here)
 //
