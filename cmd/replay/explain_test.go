@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
@@ -102,45 +104,64 @@ func TestTimelineStories(t *testing.T) {
 	}
 }
 
-// compileTimelineSchema compiles docs/json/timeline.schema.json, formats asserted.
-func compileTimelineSchema(t *testing.T) *jsonschema.Schema {
+// compileExplainSchemas compiles docs/json/timeline.schema.json and check.schema.json (which
+// refers to the former), formats asserted.
+func compileExplainSchemas(t *testing.T) (timeline, check *jsonschema.Schema) {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "json", "timeline.schema.json"))
+	ids := map[string]string{}
+	for _, name := range []string{"timeline", "check"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "json", name+".schema.json"))
+		require.NoError(t, err)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		require.NoError(t, err, name)
+		id, _ := doc.(map[string]any)["$id"].(string)
+		require.Equal(t, name+".schema.json", filepath.Base(id))
+		require.NoError(t, c.AddResource(id, doc))
+		ids[name] = id
+	}
+	var err error
+	timeline, err = c.Compile(ids["timeline"])
 	require.NoError(t, err)
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	check, err = c.Compile(ids["check"])
 	require.NoError(t, err)
-	id, _ := doc.(map[string]any)["$id"].(string)
-	require.Equal(t, "timeline.schema.json", filepath.Base(id))
-	require.NoError(t, c.AddResource(id, doc))
-	sch, err := c.Compile(id)
-	require.NoError(t, err)
-	return sch
+	return timeline, check
 }
 
-// TestTimelineJSONMatchesSchema: every line of `timeline --format jsonl` for every group of
-// every recording (and of the public MashaKosher dump) is valid against
-// docs/json/timeline.schema.json, which allows no field it does not describe, and carries
-// "schemaVersion": 1. The validator (santhosh-tekuri/jsonschema) reads draft 2020-12 with
-// $ref and formats: writing one would not beat it.
-func TestTimelineJSONMatchesSchema(t *testing.T) {
-	sch := compileTimelineSchema(t)
+func validateJSON(t *testing.T, sch *jsonschema.Schema, doc string, what string) {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	require.NoError(t, err, what)
+	require.NoError(t, sch.Validate(v), "%s:\n%s", what, doc)
+	var head struct {
+		SchemaVersion *int `json:"schemaVersion"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(doc), &head))
+	require.NotNil(t, head.SchemaVersion, what)
+	require.Equal(t, 1, *head.SchemaVersion, what)
+}
+
+// TestTimelineAndCheckJSONMatchSchemas: every line of `timeline --format jsonl` for every group
+// of every recording (and of the public MashaKosher dump), and `check --format json` of every
+// recording and public dump, are valid against docs/json's schemas, which allow no field they
+// do not describe. The schema validator (santhosh-tekuri/jsonschema) is the one the schema
+// test of the other commands uses: draft 2020-12 with $ref between files and formats.
+func TestTimelineAndCheckJSONMatchSchemas(t *testing.T) {
+	tlSchema, checkSchema := compileExplainSchemas(t)
 	lines := 0
 	timeline := func(dir, group string, args ...string) {
 		out, stderr, code := runCLI(t, append([]string{"timeline", dir, "--group", group, "--format", "jsonl"}, args...)...)
 		require.Equal(t, 0, code, stderr)
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-			v, err := jsonschema.UnmarshalJSON(strings.NewReader(l))
-			require.NoError(t, err)
-			require.NoError(t, sch.Validate(v), "%s %s:\n%s", dir, group, l)
-			var head struct {
-				SchemaVersion *int `json:"schemaVersion"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(l), &head))
-			require.Equal(t, 1, *head.SchemaVersion)
+			validateJSON(t, tlSchema, l, dir+" "+group)
 			lines++
 		}
+	}
+	check := func(dir string, args ...string) {
+		out, stderr, code := runCLI(t, append([]string{"check", dir, "--format", "json"}, args...)...)
+		require.Contains(t, []int{0, 1}, code, stderr)
+		validateJSON(t, checkSchema, out, "check "+dir)
 	}
 	for _, sc := range scenarios(t, recordings) {
 		dir := filepath.Join(recordings, sc, "__consumer_offsets-0")
@@ -151,9 +172,59 @@ func TestTimelineJSONMatchesSchema(t *testing.T) {
 		for _, g := range doc.Groups {
 			timeline(dir, g.GroupID, "--session-timeout", "3s")
 		}
+		check(dir, "--session-timeout", "3s")
+		// Cut 20 records in, where rebalances are still open and transactions pending.
+		recs, _, code := runCLI(t, "decode", dir, "--format", "jsonl")
+		require.Equal(t, 0, code)
+		var first struct {
+			Offset int64 `json:"offset"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(strings.SplitN(recs, "\n", 2)[0]), &first))
+		check(dir, "--at-offset", fmt.Sprint(first.Offset+20))
 	}
 	require.Greater(t, lines, 300, "events validated")
 	found := testcorpus.Found(t)
+	for _, dir := range testcorpus.PartitionDirs(t, found) {
+		check(dir)
+	}
 	timeline(filepath.Join(found, "MashaKosher-Internship", "kafka", "data"), "adminService")
 	timeline(filepath.Join(found, "MashaKosher-Internship", "kafka", "data"), "authService")
+}
+
+// TestFoundTranscripts runs the transcripts of testdata/found on the public dumps beside the
+// repository (skipped when they are absent): $FOUND in a command stands for their folder, and
+// stands for it again in the output. The folder is given relative to this one (as testcorpus
+// finds it), so that the output wraps the same wherever the checkout is.
+func TestFoundTranscripts(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	found, err := filepath.Rel(wd, testcorpus.Found(t))
+	require.NoError(t, err)
+	datadriven.Walk(t, "testdata/found", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			if td.Cmd != "replay" {
+				td.Fatalf(t, "unknown command %q: a transcript runs `replay ARGS...`", td.Cmd)
+			}
+			var args []string
+			for _, a := range td.CmdArgs {
+				arg := a.Key
+				if len(a.Vals) > 0 {
+					arg += "=" + strings.Join(a.Vals, ",")
+				}
+				args = append(args, strings.ReplaceAll(arg, "$FOUND", found))
+			}
+			stdout, stderr, code := runCLI(t, args...)
+			var b strings.Builder
+			b.WriteString(stdout)
+			for _, line := range strings.SplitAfter(stderr, "\n") {
+				if line != "" {
+					b.WriteString("stderr: " + line)
+				}
+			}
+			if code != 0 {
+				fmt.Fprintf(&b, "exit %d\n", code)
+			}
+			return strings.ReplaceAll(b.String(), found, "$FOUND")
+		})
+	})
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 // Finding kinds.
@@ -32,26 +34,45 @@ type Finding struct {
 	Offset int64
 	Kind   string
 	Detail string
+	// Time is the record's timestamp in Unix milliseconds (-1: none, or the end of the log).
+	Time int64
+	// Group is the group the finding is about ("" when it is not about one group).
+	Group string
+	// Next says what to look at next; INPUT stands for the command's input.
+	Next string
+	// Event is the explained event behind the finding (replay/explain), when there is one;
+	// Episode the writes an offsets-written-while-empty finding sums up.
+	Event   *explain.Event
+	Episode *Episode
 }
 
 // Audit collects the findings of a replay. Give Observer(p) to partition p's engine, replay,
 // then call Finish with the engines. Partitions may replay concurrently.
 type Audit struct {
-	mu       sync.Mutex
-	findings []Finding
-	batches  map[int32]*batchAudit
+	mu        sync.Mutex
+	opts      Options
+	findings  []Finding
+	batches   map[int32]*batchAudit
+	explained map[int32]*explained
 }
 
-// New returns an empty audit.
-func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
+// New returns an empty audit with the default thresholds.
+func New() *Audit { return NewWith(Options{}) }
+
+// NewWith returns an empty audit with opts.
+func NewWith(opts Options) *Audit {
+	return &Audit{opts: opts, batches: map[int32]*batchAudit{}, explained: map[int32]*explained{}}
+}
 
 // Observer returns the observer that audits partition p's records as they replay.
 func (a *Audit) Observer(p int32) replay.Observer {
 	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}}
+	x := newExplained(p, a.opts.Explain)
 	a.mu.Lock()
 	a.batches[p] = b
+	a.explained[p] = x
 	a.mu.Unlock()
-	return b
+	return observers{b, x}
 }
 
 // Finish audits the end state of every replayed engine, adds what the input's report says was
@@ -65,10 +86,13 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 		b.flush()
 		out = append(out, b.findings...)
 	}
+	for _, x := range a.explained {
+		out = append(out, x.findings()...)
+	}
 	if report != nil {
 		for _, p := range report.Problems() {
 			if p.Kind.Damage() {
-				out = append(out, Finding{p.Partition, p.Offset, KindDamagedInput, p.Error()})
+				out = append(out, Finding{Partition: p.Partition, Offset: p.Offset, Kind: KindDamagedInput, Detail: p.Error(), Time: -1})
 			}
 		}
 	}
@@ -83,12 +107,18 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 			out = append(out, Placement(p, groups, numPartitions)...)
 		}
 	}
+	atEnd := func(o int64) int64 { // end-of-log findings (-1) after the records'
+		if o < 0 {
+			return math.MaxInt64
+		}
+		return o
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Partition != b.Partition {
 			return a.Partition < b.Partition
 		}
-		return a.Offset < b.Offset
+		return atEnd(a.Offset) < atEnd(b.Offset)
 	})
 	return out
 }
@@ -98,6 +128,7 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 type batchAudit struct {
 	partition int32
 	base      int64
+	baseTime  int64           // the timestamp of the batch's first record
 	members   map[string]int  // group -> target member values minus tombstones in the current batch
 	meta      map[string]bool // group -> target metadata value in the current batch
 	findings  []Finding
@@ -117,8 +148,8 @@ func (a *batchAudit) flush() {
 		// one (a tombstone and a value, no metadata record): only a surplus of values needs
 		// the metadata record.
 		if n > 0 && !a.meta[g] {
-			a.findings = append(a.findings, Finding{a.partition, a.base, KindTargetAssignmentSplit,
-				fmt.Sprintf("group %s: %d target-assignment member record(s) in the batch at offset %d without the target-assignment metadata record", g, n, a.base)})
+			a.findings = append(a.findings, Finding{Partition: a.partition, Offset: a.base, Kind: KindTargetAssignmentSplit, Time: a.baseTime, Group: g,
+				Detail: fmt.Sprintf("group %s: %d target-assignment member record(s) in the batch at offset %d without the target-assignment metadata record", g, n, a.base)})
 		}
 	}
 	clear(a.members)
@@ -129,10 +160,11 @@ func (a *batchAudit) flush() {
 func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Batch.BaseOffset != a.base {
 		a.flush()
-		a.base = ev.Batch.BaseOffset
+		a.base, a.baseTime = ev.Batch.BaseOffset, ev.Timestamp
 	}
 	if ev.Violation != nil {
-		a.findings = append(a.findings, Finding{a.partition, ev.Offset, KindViolation, ev.Violation.Error()})
+		a.findings = append(a.findings, Finding{Partition: a.partition, Offset: ev.Offset, Kind: KindViolation, Detail: ev.Violation.Error(),
+			Time: ev.Timestamp, Group: strings.Clone(ev.Record.Key.Group)})
 	}
 	k := ev.Record.Key
 	if ev.Marker != nil || ev.Skipped != "" {
@@ -177,8 +209,8 @@ func Placement(p int32, groups map[string]bool, numPartitions int32) []Finding {
 	var out []Finding
 	for _, g := range ids {
 		if want := recordcodec.PartitionFor(g, numPartitions); want != p {
-			out = append(out, Finding{p, -1, KindWrongPartition,
-				fmt.Sprintf("group %q has records in partition %d but maps to partition %d of %d", g, p, want, numPartitions)})
+			out = append(out, Finding{Partition: p, Offset: -1, Kind: KindWrongPartition, Time: -1, Group: g,
+				Detail: fmt.Sprintf("group %q has records in partition %d but maps to partition %d of %d", g, p, want, numPartitions)})
 		}
 	}
 	return out
@@ -202,8 +234,8 @@ func PartitionCount(parts []int32) int32 {
 // one at a time (a copy of each, not of the whole state).
 func StateFindings(p int32, st groupstate.View) []Finding {
 	var out []Finding
-	add := func(kind, format string, args ...any) {
-		out = append(out, Finding{p, -1, kind, fmt.Sprintf(format, args...)})
+	add := func(kind, group, format string, args ...any) {
+		out = append(out, Finding{Partition: p, Offset: -1, Kind: kind, Detail: fmt.Sprintf(format, args...), Time: -1, Group: group})
 	}
 	owners := map[ownedTask]int{} // reused from group to group
 	for _, id := range st.GroupIDs() {
@@ -212,21 +244,21 @@ func StateFindings(p int32, st groupstate.View) []Finding {
 			g, _ := st.ConsumerGroup(id)
 			for _, m := range g.Members {
 				if m.MemberEpoch > g.GroupEpoch {
-					add(KindMemberEpochAhead, "consumer group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
+					add(KindMemberEpochAhead, id, "consumer group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
 		case groupstate.GroupTypeShare:
 			g, _ := st.ShareGroup(id)
 			for _, m := range g.Members {
 				if m.MemberEpoch > g.GroupEpoch {
-					add(KindMemberEpochAhead, "share group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
+					add(KindMemberEpochAhead, id, "share group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
 		case groupstate.GroupTypeStreams:
 			s, _ := st.StreamsGroup(id)
 			for _, m := range s.Members {
 				if m.MemberEpoch != nil && *m.MemberEpoch > s.GroupEpoch {
-					add(KindMemberEpochAhead, "streams group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
+					add(KindMemberEpochAhead, id, "streams group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
 				}
 			}
 			out = append(out, tasksOwnedTwice(p, &s, owners)...)
@@ -237,11 +269,11 @@ func StateFindings(p int32, st groupstate.View) []Finding {
 		for _, o := range pt.Offsets {
 			tps = append(tps, fmt.Sprintf("%s/%s-%d", o.GroupID, o.Topic, o.Partition))
 		}
-		add(KindOpenTransaction, "producer %d has a transaction open at the end of the log with %d pending offsets: %s", pt.ProducerID, len(pt.Offsets), strings.Join(tps, ", "))
+		add(KindOpenTransaction, "", "producer %d has a transaction open at the end of the log with %d pending offsets: %s", pt.ProducerID, len(pt.Offsets), strings.Join(tps, ", "))
 	}
 	for _, gid := range st.OffsetGroupIDs() {
 		if _, ok := st.GroupType(gid); !ok {
-			add(KindOffsetsOfDeletedGroup, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
+			add(KindOffsetsOfDeletedGroup, gid, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
 		}
 	}
 	return out
@@ -319,7 +351,7 @@ func tasksOwnedTwice(p int32, s *groupstate.StreamsGroup, owners map[ownedTask]i
 	var out []Finding
 	for _, k := range keys {
 		parts := strings.SplitN(k, "|", 3)
-		out = append(out, Finding{p, -1, KindTaskTwiceOnProcess, fmt.Sprintf("streams group %s: task %s_%s is owned %d times on process %s (%s)", s.GroupID, parts[1], parts[2], len(roles[k]), parts[0], strings.Join(roles[k], ", "))})
+		out = append(out, Finding{Partition: p, Offset: -1, Kind: KindTaskTwiceOnProcess, Time: -1, Group: s.GroupID, Detail: fmt.Sprintf("streams group %s: task %s_%s is owned %d times on process %s (%s)", s.GroupID, parts[1], parts[2], len(roles[k]), parts[0], strings.Join(roles[k], ", "))})
 	}
 	return out
 }
