@@ -280,17 +280,18 @@ type OffsetChange struct {
 	CommittedAt int64 `json:"committedAt,omitempty"`
 }
 
-// Writer is who wrote offsets, as far as the log tells (offset commits name no member).
+// Writer is who wrote plain offset commits, as far as the log tells (offset commits name no
+// member; a transaction's are in Transaction events).
 type Writer struct {
 	// Kind: owner (the member that owned the partitions), owners (several members),
 	// without-owner (the group had members, none owning them), empty-group (a group with
 	// a protocol and no members: an admin tool or a standalone consumer), no-group-members
-	// (a simple group: a standalone consumer or an admin tool), transaction.
-	Kind    string   `json:"kind"`
-	Members []Member `json:"members,omitempty"`
-	// EmptySince is when the group lost its last member (empty-group).
-	EmptySince *Position `json:"emptySince,omitempty"`
-	ProducerID int64     `json:"producerId"`
+	// (a simple group: a standalone consumer or an admin tool).
+	Kind string `json:"kind"`
+	// Members are the owners (owner, owners).
+	Members []Member `json:"members"`
+	// EmptySince is when the group lost its last member (empty-group; null otherwise).
+	EmptySince *Position `json:"emptySince"`
 }
 
 // Offsets is a batch's offset commits of a group.

@@ -87,7 +87,7 @@ func (f *batchFacts) snapshotCurrent(m *memberModel) {
 
 // become makes g a group of type typ (a value of another type replaces the group, as Kafka's
 // replay does), noting an upgrade from a classic group removed earlier in the batch.
-func (f *batchFacts) become(typ string, pos Position) {
+func (f *batchFacts) become(typ string) {
 	g := f.g
 	if g.exists && g.typ == typ {
 		return
@@ -132,7 +132,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 	case stClassic:
 		a.applyClassic(f, s)
 	case stMemberMeta:
-		f.become(s.typ, s.pos)
+		f.become(s.typ)
 		a.applyMemberMeta(f, s)
 	case stMemberMetaTomb:
 		if m := g.members[s.member]; m != nil {
@@ -141,7 +141,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 			g.ownersDirty = true
 		}
 	case stTarget:
-		f.become(s.typ, s.pos)
+		f.become(s.typ)
 		if m := g.members[s.member]; m != nil {
 			m.target = s.items
 		} else {
@@ -155,11 +155,11 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 			m.target = nil
 		}
 	case stTargetMeta:
-		f.become(s.typ, s.pos)
+		f.become(s.typ)
 		g.targetEpoch, f.targetMeta = s.epoch, true
 	case stTargetMetaTomb:
 	case stCurrent:
-		f.become(s.typ, s.pos)
+		f.become(s.typ)
 		m := g.members[s.member]
 		if m == nil {
 			m = &memberModel{id: s.member, protocol: s.typ, sessionTimeoutMs: -1, rebalanceTimeoutMs: -1, joined: s.pos}
@@ -186,7 +186,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 			g.ownersDirty = true
 		}
 	case stGroupMeta:
-		f.become(s.typ, s.pos)
+		f.become(s.typ)
 		switch {
 		case !g.hasEpoch && f.converted != "":
 			// The epoch an upgrade continues with (the classic generation): not a rebalance.
@@ -211,7 +211,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 		}
 		g.epoch, g.hasEpoch, g.metadataHash = s.epoch, true, s.hash
 	case stTopology:
-		f.become(typeStreams, s.pos)
+		f.become(typeStreams)
 		if g.topology != nil && g.topologyEp != s.epoch {
 			f.causes = append(f.causes, Cause{Kind: "topology-changed", Detail: "topology epoch " + itoa(int64(g.topologyEp)) + " -> " + itoa(int64(s.epoch))})
 		}
@@ -228,7 +228,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 	case stRegexTomb:
 		delete(g.regexes, s.regex)
 	case stShareState:
-		f.become(typeShare, s.pos)
+		f.become(typeShare)
 		if added := s.items.minus(g.shareReady); len(added) > 0 {
 			// Share partitions are assigned once the share coordinator initialized them:
 			// the next rebalance is for them.

@@ -238,21 +238,17 @@ func (a *Analyzer) explainBatch(f *batchFacts) {
 	if len(causes) > 1 {
 		causes = slices.DeleteFunc(causes, func(c Cause) bool { return c.Kind == "metadata-changed" })
 	}
-	if g.typ != typeClassic && g.exists {
-		a.modernRebalance(f, causes)
+	if !g.exists || g.typ == typeClassic {
+		return // a classic group's generations are explained as their records apply
 	}
-	if g.exists && g.typ != typeClassic {
-		a.reconcile(f)
-	}
-	if g.exists && g.typ != typeClassic {
-		if len(g.members) == 0 && !g.simple() {
-			if g.emptySince == nil {
-				p := f.last
-				g.emptySince = &p
-			}
-		} else if len(g.members) > 0 {
-			g.emptySince = nil
-		}
+	a.modernRebalance(f, causes)
+	a.reconcile(f)
+	switch {
+	case len(g.members) > 0:
+		g.emptySince = nil
+	case g.emptySince == nil:
+		p := f.last
+		g.emptySince = &p
 	}
 }
 

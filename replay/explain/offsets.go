@@ -148,7 +148,7 @@ func (a *Analyzer) finishCommits() {
 			a.spentAccs = append(a.spentAccs, acc) // nothing to tell: no event built
 			continue
 		}
-		w := Writer{ProducerID: -1}
+		w := Writer{Members: []Member{}}
 		var marks []Mark
 		switch {
 		case acc.whileEmpty:
@@ -174,9 +174,6 @@ func (a *Analyzer) finishCommits() {
 		}
 		if acc.rewound > 0 {
 			marks = append([]Mark{MarkRewind}, marks...)
-		}
-		if a.opts.MarkedOnly && len(marks) == 0 {
-			continue
 		}
 		at := acc.first
 		at.LastOffset = acc.last.Offset
