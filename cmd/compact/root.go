@@ -16,6 +16,7 @@ import (
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
+	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 // Exit codes.
@@ -148,6 +149,9 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	// The proof holds at most as many bytes of offsets as the index did (they run one after
 	// the other).
 	job.Verify = audit.CompactionProof{Options: ropts, Exact: f.exact, Report: logf, MemoryBudget: f.indexMemory}.Verify
+	// A database's snapshots are replaced by one of the compacted log's end per partition
+	// that had any (the original's describe another log: see recovery.CompactedSnapshots).
+	job.Snapshot = recovery.CompactedSnapshots{Options: recovery.Options{Options: ropts}, CreatedAt: now.UnixMilli()}.Take
 	start := time.Now()
 	res, err := job.Run(ctx)
 	if res != nil {
@@ -207,6 +211,9 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 	fmt.Fprintf(w, "  %-18s %10d records %12d bytes (%d batches dropped, %d rebuilt, %d newly stamped with a delete horizon, %d past the last stable offset kept as is)\n",
 		"total", tot.Records, tot.Bytes, t.DroppedBatches, t.Rebuilt, t.Stamped, t.Uncleanable)
 	if !dry {
+		for _, line := range res.Snapshots {
+			fmt.Fprintf(w, "snapshots: %s\n", line)
+		}
 		fmt.Fprintf(w, "proof: original and compacted logs replay to equal state; published %s (%s)\n", res.Published, took.Round(time.Millisecond))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/coordlog/coordlog/coordinator/consumer/consumertest"
 	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/replay"
@@ -106,6 +107,11 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	var sink func(*eventlog.Batch) error
 	var closeSink func() error
 	if f.db != "" {
+		held, err := lockDatabase(f.db, "replay simulate --db")
+		if err != nil {
+			return err
+		}
+		defer held.Release()
 		l, err := pebblelog.Open(f.db, nil)
 		if err != nil {
 			return fmt.Errorf("open coordlog database %s: %w", f.db, err)
@@ -120,6 +126,11 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 		}
 		sink, closeSink = l.Append, func() error { return nil }
 	} else {
+		held, err := lock.Beside(f.segments, "replay simulate --segments")
+		if err != nil {
+			return err
+		}
+		defer held.Release()
 		if m, _ := filepath.Glob(filepath.Join(f.segments, "*.log")); len(m) > 0 {
 			return usageError{fmt.Errorf("%s already holds segment files", f.segments)}
 		}
