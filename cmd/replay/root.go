@@ -69,7 +69,7 @@ imports segments into the Pebble log, and rebuilds group coordinator state by re
 	pf.Bool("verbose", false, "list every damaged batch and every violation (by default one line per file and kind)")
 	pf.String("max-batch-memory", "256MiB", "refuse a batch whose records would take more memory than this, decoded (bytes, or KiB/MiB/GiB)")
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
-	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
+	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr), newReportCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
 	return root
