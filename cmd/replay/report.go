@@ -67,7 +67,7 @@ whole log is still replayed, so the picture starts in the state the group was in
 	fl.StringVar(&f.until, "until", "", "draw up to each partition's last record stamped at or before this time (as --at-time)")
 	fl.StringSliceVar(&f.topics, "topic", nil, "draw the assignment and offsets of these topics only (repeatable)")
 	fl.StringArrayVar(&f.topicPartitions, "topic-partition", nil, "draw the assignment and offsets of this partition of a topic only: TOPIC:P[,P...] (repeatable)")
-	fl.IntVar(&f.maxGroups, "max-groups", 50, "draw at most this many groups (those with findings, rebalances and events first); the overview lists them all")
+	fl.IntVar(&f.maxGroups, "max-groups", 50, "draw at most this many groups (those with findings, rebalances and events first); the overview lists the others too")
 	f.thresholds.register(cmd)
 	return cmd
 }
@@ -135,9 +135,20 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags, stdout, stderr i
 	}
 	page.Rules = fmt.Sprintf("Kafka %s rules", r.opts.Version)
 	page.Input = r.in.path
-	page.Title = "coordlog report: " + filepath.Base(filepath.Clean(r.in.path))
+	page.Title = "coordlog report: " + inputName(r.in.path)
 	page.Window = window(f)
 	return file.write(page, stderr)
+}
+
+// inputName is how the page's title names the input: its last folder, with its parent when
+// it is a partition's ("consumer/__consumer_offsets-0"), so that browser tabs tell reports apart.
+func inputName(path string) string {
+	path = filepath.Clean(path)
+	name := filepath.Base(path)
+	if parent := filepath.Base(filepath.Dir(path)); strings.HasPrefix(name, "__consumer_offsets-") && parent != "." && parent != string(filepath.Separator) {
+		name = parent + "/" + name
+	}
+	return name
 }
 
 // window says which part of the log the page draws, as the flags chose it.
@@ -203,6 +214,9 @@ func createReport(path string, stdout io.Writer) (*reportFile, error) {
 	if path == "-" {
 		return &reportFile{path: path, stdout: stdout}, nil
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, usageError{fmt.Errorf("--html %s is a directory: give the file to write", path)}
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -215,11 +229,12 @@ func createReport(path string, stdout io.Writer) (*reportFile, error) {
 	return &reportFile{path: path, tmp: tmp}, nil
 }
 
-// abort removes the temporary file of a run that failed.
+// abort removes the temporary file of a run that failed (nothing once the page is in place).
 func (f *reportFile) abort() {
 	if f.tmp != nil {
 		f.tmp.Close()
 		os.Remove(f.tmp.Name())
+		f.tmp = nil
 	}
 }
 
@@ -242,7 +257,7 @@ func (f *reportFile) write(page *report.Page, stderr io.Writer) error {
 	if err := os.Rename(f.tmp.Name(), f.path); err != nil {
 		return fail(err)
 	}
-	f.tmp = nil
+	f.tmp = nil // in place: nothing to remove
 	st, err := os.Stat(f.path)
 	if err != nil {
 		return fail(err)

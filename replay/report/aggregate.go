@@ -108,13 +108,11 @@ func (b *spanBucket) describe(what string, unit AxisUnit) string {
 
 // pointColumn is the committed offsets of one pixel column of a series.
 type pointColumn struct {
-	column     int
-	count      int
-	min, max   int64
-	first      Point
-	last       Point
-	rewinds    int
-	whileEmpty int
+	column   int
+	count    int
+	min, max int64
+	first    Point
+	last     Point
 }
 
 // packPoints groups points (sorted by X) by pixel column.
@@ -130,12 +128,6 @@ func packPoints(s scale, pts []Point) []*pointColumn {
 		cur.count++
 		cur.min, cur.max = min(cur.min, p.Value), max(cur.max, p.Value)
 		cur.last = p
-		if p.Flags&PointRewind != 0 {
-			cur.rewinds++
-		}
-		if p.Flags&PointWhileEmpty != 0 {
-			cur.whileEmpty++
-		}
 	}
 	return out
 }

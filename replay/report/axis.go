@@ -41,11 +41,6 @@ func (s scale) column(v int64) int {
 	return c
 }
 
-// perColumn is how much of the axis one pixel column covers.
-func (s scale) perColumn() float64 {
-	return float64(s.axis.End-s.axis.Start) / s.width
-}
-
 // tick is a labelled position on the axis.
 type tick struct {
 	X     float64

@@ -27,6 +27,7 @@ type groupBuild struct {
 	unitSet bool
 	last    int64
 	started bool // an event in the window was seen (the axis starts there)
+	before  bool // an event before the window was seen
 
 	lanes      map[string]*laneBuild
 	memberLane map[string]*laneBuild // member id -> lane
@@ -155,6 +156,7 @@ func (b *groupBuild) add(e *explain.Event, records string) {
 	}
 	x := b.x(e.At)
 	in := b.inWindow(e)
+	b.before = b.before || !in
 	if in {
 		if !b.started {
 			b.started = true
@@ -362,7 +364,7 @@ func (b *groupBuild) clip(x int64) {
 			t.start = max(t.start, x)
 		}
 	}
-	g.Axis.ClippedStart = b.from > 0
+	g.Axis.ClippedStart = b.before
 }
 
 // clipSteps keeps the step in force at x (moved to x) and the later ones.

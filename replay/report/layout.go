@@ -199,7 +199,8 @@ func layoutPage(p *Page) pageView {
 var legend = []legendItem{
 	{"st-joined", "joined (no assignment yet)"}, {"st-stable", "stable"}, {"st-reconciling", "reconciling (waiting for partitions)"},
 	{"st-revoking", "revoking"}, {"st-away", "away (static member, epoch -2)"},
-	{"rb-converged", "rebalance converged"}, {"rb-superseded", "rebalance superseded"}, {"rb-open", "rebalance still open"},
+	{"rb-converged", "rebalance converged (a classic one: completed)"}, {"rb-superseded", "rebalance superseded"},
+	{"rb-open", "rebalance still open"}, {"rb-group-converted", "rebalance ended by a conversion or deletion"},
 	{"tx-committed", "transaction committed"}, {"tx-aborted", "transaction aborted"}, {"tx-open", "transaction open"},
 	{"pt-rewind", "offset moved back"},
 }
@@ -231,6 +232,9 @@ func layoutGroup(g *Group) groupView {
 	v := groupView{Anchor: g.Anchor, ID: g.ID, Type: g.Type, State: g.State, Chips: findingChips(g.Counts), Notes: g.Notes}
 	v.Summary = fmt.Sprintf("partition %d, %d member(s) at the end, %d rebalance(s), %d event(s), %s to %s",
 		g.Partition, g.Members, g.Counts.Rebalances, g.Counts.Events, formatX(g.Axis.Unit, g.Axis.Start), formatX(g.Axis.Unit, g.Axis.End))
+	if g.Axis.ClippedStart {
+		v.Summary += " (from the window's start: what was open then is drawn from there)"
+	}
 	s := newScale(g.Axis, gutter, plotWidth)
 	v.Blocks = append(v.Blocks, layoutHistory(g, s))
 	if len(g.Assignment) > 0 {

@@ -104,8 +104,8 @@ const (
 type Axis struct {
 	Unit       AxisUnit
 	Start, End int64
-	// Clipped is set when a time window cut the group's history on that side.
-	ClippedStart, ClippedEnd bool
+	// ClippedStart is set when a time window (--since) cut the group's earlier history.
+	ClippedStart bool
 }
 
 // Src is the record (or records) behind a mark: where it is in the log and what it is.
