@@ -1,0 +1,106 @@
+package eventlog
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// FileTally is what a Report counted for one kind of problem in one file: how many problems,
+// what they skipped, and where the first one is.
+type FileTally struct {
+	File      string
+	Partition int32
+	Kind      Kind
+	Tally
+	First      Problem // the first problem of this kind found in the file
+	LastOffset int64   // the base offset of the last one (-1 when unknown)
+}
+
+// ByFile counts the problems per file and kind: one FileTally per pair, by partition, then in
+// the order the pairs were first found. A report of a few files with thousands of problems each
+// (superseded batches of a stale segment, a damaged stretch) reads as a few lines.
+func (r *Report) ByFile() []FileTally {
+	type key struct {
+		file string
+		kind Kind
+	}
+	var out []FileTally
+	index := map[key]int{}
+	for _, p := range r.Problems() {
+		k := key{p.File, p.Kind}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, FileTally{File: p.File, Partition: p.Partition, Kind: p.Kind, First: p})
+		}
+		t := &out[i]
+		t.Problems++
+		t.Batches += p.SkippedBatches
+		t.Records += p.SkippedRecords
+		t.Bytes += p.SkippedBytes
+		t.LastOffset = p.Offset
+	}
+	return out
+}
+
+// Render writes the report for a person: files ignored on purpose (warnings) and batches
+// superseded by earlier segment files (not damage: Kafka's reads skip them too) to notes,
+// damaged input to damage. Unless verbose, problems are counted per file and kind, one line
+// each with where the first one is; verbose gives every problem its own line.
+func (r *Report) Render(notes, damage io.Writer, verbose bool) {
+	for _, warn := range r.Warnings() {
+		fmt.Fprintln(notes, "warning:", warn)
+	}
+	problems := r.Problems()
+	if len(problems) == 0 {
+		return
+	}
+	if verbose {
+		fmt.Fprintf(damage, "%s in the input:\n", count(int64(len(problems)), "problem"))
+		for _, p := range problems {
+			fmt.Fprintf(damage, "  %s (skipped %s, %s, %s)\n", p.Error(), count(p.SkippedBatches, "batch"), count(p.SkippedRecords, "record"), count(p.SkippedBytes, "byte"))
+		}
+		return
+	}
+	var damaged []FileTally
+	var n int64
+	for _, t := range r.ByFile() {
+		if t.Kind.Damage() {
+			damaged = append(damaged, t)
+			n += t.Problems
+			continue
+		}
+		fmt.Fprintf(notes, "note: %s: %s below the offsets earlier segment files reached (%s, base offsets %d to %d): superseded, skipped as Kafka's reads skip them (--verbose lists each)\n",
+			t.File, count(t.Batches, "batch"), count(t.Records, "record"), t.First.Offset, t.LastOffset)
+	}
+	if len(damaged) == 0 {
+		return
+	}
+	fmt.Fprintf(damage, "%s in the input (--verbose lists each):\n", count(n, "problem"))
+	for _, t := range damaged {
+		first := "the first at"
+		if t.Problems == 1 {
+			first = "at"
+		}
+		off := "unknown"
+		if t.First.Offset >= 0 {
+			off = strconv.FormatInt(t.First.Offset, 10)
+		}
+		fmt.Fprintf(damage, "  %s: %s (skipped %s, %s, %s), %s byte %d (partition %d, base offset %s): %s\n", t.File, count(t.Problems, string(t.Kind)+" problem"),
+			count(t.Batches, "batch"), count(t.Records, "record"), count(t.Bytes, "byte"), first, t.First.Pos, t.Partition, off, t.First.Detail)
+	}
+}
+
+// count renders "1 batch", "2 batches".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
