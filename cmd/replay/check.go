@@ -46,6 +46,9 @@ The exit status is 1 when anything is found, 0 otherwise.`,
 }
 
 func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.Writer) error {
+	if f.numPartitions < 0 {
+		return usageError{fmt.Errorf("--num-partitions %d: the topic's partition count is 1 or more (0, the default, infers it from a log directory)", f.numPartitions)}
+	}
 	f.forensic = true // an audit reports every problem instead of stopping at the first
 	a := audit.New()
 	r, err := replayInputParallel(cmd, path, &f.replayFlags, a.Observer, stderr) // an Audit takes partitions concurrently

@@ -65,6 +65,9 @@ func (f *liveFlags) set() bool { return f.bootstrap != "" }
 // args accepts no positional argument with --bootstrap-server and n without.
 func (f *liveFlags) args(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if f.interval <= 0 {
+			return usageError{fmt.Errorf("--follow-interval %s: give a positive duration", f.interval)}
+		}
 		if f.set() {
 			if len(args) != 0 {
 				return usageError{fmt.Errorf("%s --bootstrap-server reads the cluster; it takes no input directory (got %q)", cmd.Name(), args)}

@@ -5,16 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/coordlog/coordlog/replay/query"
 )
 
-// Exit codes.
+// Exit codes, the same for every command (and for compact): 0 ok, 1 findings or failure, 2 a
+// bad command line.
 const (
 	exitOK       = 0
 	exitFailure  = 1 // the input is bad (strict mode) or the job failed
-	exitUsage    = 2
-	exitFindings = 1 // check found problems
+	exitUsage    = 2 // the command line is wrong: unknown command or flag, bad value, missing input
+	exitFindings = 1 // check found problems, diff --exit-code found changes, a snapshot is bad
 )
 
 // usageError marks errors in the command line.
@@ -23,6 +29,9 @@ type usageError struct{ error }
 // run executes the replay CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		registerCompletions(root)
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -31,6 +40,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "replay:", err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to the exit code convention.
+func exitCode(err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -57,16 +71,101 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `replay reads __consumer_offsets logs: a broker's segment directories (one
 __consumer_offsets-N directory, or a log directory holding many) or a coordlog Pebble log
 created by "replay import". It prints records as kafka-dump-log --offsets-decoder does,
-imports segments into the Pebble log, and rebuilds group coordinator state by replay.`,
+imports segments into the Pebble log, and rebuilds group coordinator state by replay.
+
+Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetVersionTemplate("replay {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
+	checkRequiredFlags(root)
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+			commandGroup(c)
+		}
+	}
 	return root
+}
+
+// checkRequiredFlags makes a missing required flag a usage error like every other: cobra
+// checks them after the persistent hooks, with an error of its own.
+func checkRequiredFlags(root *cobra.Command) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		}
+		return nil
+	}
+}
+
+// commandGroup makes a command that only holds subcommands (replay, replay snapshot) refuse a
+// missing or unknown subcommand with exit code 2 and the close names, instead of printing its
+// help and exiting 0.
+func commandGroup(c *cobra.Command) {
+	names := func() []string {
+		var out []string
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() {
+				out = append(out, s.Name())
+			}
+		}
+		return out
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := query.Suggest(args[0], names(), 3); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		} else {
+			msg += "; the commands are " + strings.Join(names(), ", ")
+		}
+		return usageError{errors.New(msg)}
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		return usageError{fmt.Errorf("%s needs a command: %s (%s --help says what each does)", cmd.CommandPath(), strings.Join(names(), ", "), cmd.CommandPath())}
+	}
+}
+
+// flagError turns pflag's parse errors into usage errors; an unknown flag gets the command's
+// flags closest to it.
+func flagError(c *cobra.Command, err error) error {
+	if c.HasSubCommands() && c.Args != nil {
+		// "replay snapshot creat --db x": the mistake is the command, not the flag its
+		// subcommand would have taken.
+		if args := c.Flags().Args(); len(args) > 0 {
+			if aerr := c.Args(c, args); aerr != nil {
+				return aerr
+			}
+		}
+	}
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && ne.GetSpecifiedName() != "" {
+		name := ne.GetSpecifiedName()
+		var flags []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				flags = append(flags, f.Name)
+			}
+		})
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { flags = append(flags, f.Name) })
+		slices.Sort(flags)
+		msg := fmt.Sprintf("unknown flag --%s", name)
+		if s := query.Suggest(name, slices.Compact(flags), 3); len(s) > 0 {
+			msg += "; did you mean --" + strings.Join(s, " or --") + "?"
+		} else {
+			msg += fmt.Sprintf(" (%s --help lists the flags)", c.CommandPath())
+		}
+		return usageError{errors.New(msg)}
+	}
+	return usageError{err}
 }
 
 func argsError(n int, what string) cobra.PositionalArgs {
