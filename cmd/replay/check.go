@@ -72,11 +72,11 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	placement := fmt.Sprintf("partition placement checked against %d partitions", numParts)
+	placement := "partition placement checked against " + plural(int64(numParts), "partition")
 	if numParts == 0 {
 		placement = "partition placement not checked (give --num-partitions)"
 	}
-	fmt.Fprintf(out, "checked %d partitions, %d records (Kafka %s rules); %s\n", len(r.results), records, r.opts.Version, placement)
+	fmt.Fprintf(out, "checked %s, %s (Kafka %s rules); %s\n", plural(int64(len(r.results)), "partition"), plural(records, "record"), r.opts.Version, placement)
 	if len(findings) == 0 {
 		fmt.Fprintln(out, "no findings")
 		return nil
@@ -95,7 +95,7 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(kinds)
-	fmt.Fprintf(out, "%d findings: %s\n", len(findings), strings.Join(kinds, ", "))
+	fmt.Fprintf(out, "%s: %s\n", plural(int64(len(findings)), "finding"), strings.Join(kinds, ", "))
 	out.Flush()
-	return exitCodeError{code: exitFindings, msg: fmt.Sprintf("check found %d problems", len(findings))}
+	return exitCodeError{code: exitFindings, msg: "check found " + plural(int64(len(findings)), "problem")}
 }

@@ -48,7 +48,7 @@ timestamp or metadata hash) are left out unless --volatile. --exit-code exits 1 
 changes.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %d arguments)", len(args))}
+				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %s)", plural(int64(len(args)), "argument"))}
 			}
 			return nil
 		},
@@ -163,11 +163,11 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 			return err
 		}
 	} else {
-		printDiff(out, docA, docB, changes)
+		printDiff(out, docA, docB, changes, widthOf(stdout))
 	}
 	if f.exitCode && len(changes) > 0 {
 		out.Flush()
-		return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d change(s)", len(changes))}
+		return exitCodeError{code: exitFindings, msg: plural(int64(len(changes)), "change")}
 	}
 	return nil
 }
@@ -316,13 +316,13 @@ func sideLabel(d diffSideDoc) string {
 	return d.Source + " " + at
 }
 
-func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change) {
+func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change, width int) {
 	fmt.Fprintf(w, "from %s\n  to %s\n", sideLabel(a), sideLabel(b))
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "no changes")
 		return
 	}
-	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA")
+	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA").demote("PARTITION")
 	for _, c := range changes {
 		what := c.Kind
 		if c.Field != "" {
@@ -334,10 +334,10 @@ func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change) {
 		}
 		t.add(c.Group, strconv.Itoa(int(c.Partition)), c.Subject(), what, dash(c.From), dash(c.To), delta)
 	}
-	t.write(w)
+	t.write(w, width)
 	var kinds []string
 	for _, k := range query.Summarize(changes) {
 		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
 	}
-	fmt.Fprintf(w, "%d change(s): %s\n", len(changes), strings.Join(kinds, ", "))
+	fmt.Fprintf(w, "%s: %s\n", plural(int64(len(changes)), "change"), strings.Join(kinds, ", "))
 }

@@ -151,11 +151,11 @@ func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr i
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	printGroups(out, r, rows, f.includeDeleted)
+	printGroups(out, r, rows, f.includeDeleted, widthOf(stdout))
 	return nil
 }
 
-func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bool) {
+func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bool, width int) {
 	at := "the end of the log"
 	if !r.at.IsEnd() {
 		at = r.at.String()
@@ -167,7 +167,7 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 	if withDeleted {
 		header = append(header, "DELETED-BY")
 	}
-	t := newTable("", header...)
+	t := newTable("", header...).demote("PROTOCOL", "ASSIGNOR", "LAST-RECORD", "PARTITION")
 	deleted := 0
 	for _, g := range rows {
 		offs := strconv.Itoa(g.Offsets)
@@ -194,12 +194,9 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 		t.add(cells...)
 	}
 	if t.len() > 0 {
-		t.write(w)
+		t.write(w, width)
 	}
-	summary := fmt.Sprintf("%d groups at %s in %d partition(s) (Kafka %s rules)", len(rows), at, len(r.results), r.opts.Version)
-	if len(rows) == 1 {
-		summary = "1 group" + summary[len(fmt.Sprintf("%d groups", 1)):]
-	}
+	summary := fmt.Sprintf("%s at %s in %s (Kafka %s rules)", plural(int64(len(rows)), "group"), at, plural(int64(len(r.results)), "partition"), r.opts.Version)
 	if withDeleted {
 		summary += fmt.Sprintf(", %d deleted", deleted)
 	}

@@ -120,8 +120,8 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(res.Bytes) / s / (1 << 20)
 	}
-	fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes in %s (%.1f MB/s) into %s\n",
-		res.Batches, res.Records, res.Bytes, elapsed.Round(time.Millisecond), rate, f.db)
+	fmt.Fprintf(stdout, "imported %s, %s, %s in %s (%.1f MB/s) into %s\n",
+		plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), elapsed.Round(time.Millisecond), rate, f.db)
 	if err != nil {
 		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
 	}

@@ -285,8 +285,8 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 				fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d)\n", p, first, next-1, next)
 			}
 		}
-		fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes from %s in %s into %s\n",
-			res.Batches, res.Records, res.Bytes, in.path, elapsed.Round(time.Millisecond), f.db)
+		fmt.Fprintf(stdout, "imported %s, %s, %s from %s in %s into %s\n",
+			plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), in.path, elapsed.Round(time.Millisecond), f.db)
 	}
 	report(res, time.Since(start))
 	if err != nil {

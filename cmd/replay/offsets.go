@@ -121,7 +121,7 @@ func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Wri
 			r.close()
 			var ue *query.UnknownGroupError
 			if len(f.partitions) > 0 && errors.As(err, &ue) {
-				return nil, fmt.Errorf("%w (only __consumer_offsets partition(s) %s were read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, intsLabel(f.partitions))
+				return nil, fmt.Errorf("%w (only __consumer_offsets %s %s read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, pluralWord(len(f.partitions), "partition", "partitions"), intsLabel(f.partitions)+pluralWord(len(f.partitions), " was", " were"))
 			}
 			return nil, err
 		}
@@ -211,6 +211,7 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
+	width := widthOf(stdout)
 	if f.format == "json" {
 		js := &jsonStream{w: out}
 		js.raw("{\n")
@@ -263,28 +264,30 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		if p.Position != nil {
 			at = " at " + positionLabel(p.Position)
 		}
-		fmt.Fprintf(out, "Partition %d%s (next offset %d): %d committed offsets\n", p.Partition, at, p.NextOffset, total)
+		fmt.Fprintf(out, "Partition %d%s (next offset %d): %s\n", p.Partition, at, p.NextOffset, plural(int64(total), "committed offset"))
 		if total > 0 {
 			if lagOn {
-				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs)
+				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs, width)
 			} else {
-				t := tw(out)
-				fmt.Fprintln(t, offsetsHeader)
-				rows := 0
+				t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
 				for _, g := range groupsOf(i) {
 					for _, o := range offsetsOf(i, g) {
-						offsetRow(t, o)
-						if rows++; rows%10000 == 0 {
-							t.Flush() // columns align within each block of rows: memory stays bounded
+						t.add(offsetCells(o)...)
+						if t.len() == 10000 {
+							t.write(out, width) // the layout holds for every block: memory stays bounded
 						}
 					}
 				}
-				t.Flush()
+				t.write(out, width)
 			}
 		}
 		for _, pt := range p.PendingTransactions {
-			fmt.Fprintf(out, "Open transaction of producer %d: %d pending offsets (not committed)\n", pt.ProducerID, len(pt.Offsets))
-			printOffsetsWithTime(out, pt.Offsets)
+			fmt.Fprintf(out, "Open transaction of producer %d: %s pending (not committed)\n", pt.ProducerID, plural(int64(len(pt.Offsets)), "offset"))
+			t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+			for _, o := range pt.Offsets {
+				t.add(offsetCells(o)...)
+			}
+			t.write(out, width)
 		}
 	}
 	if f.live.set() && !r.at.IsEnd() {
@@ -314,8 +317,9 @@ func liveLogs(cmd *cobra.Command, lf *liveFlags, r *replayed, groupsOf func(int)
 	return logs, nil
 }
 
-func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs) {
-	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET")
+func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs, width int) {
+	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET").
+		demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			end, lag := "-", "-"
@@ -323,10 +327,10 @@ func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.
 				end, lag = strconv.FormatInt(*row.LogEnd, 10), strconv.FormatInt(*row.Lag, 10)
 			}
 			t.add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
-				strconv.Itoa(int(row.LeaderEpoch)), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
+				epochCell(row.LeaderEpoch), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
 		}
 	}
-	t.write(w)
+	t.write(w, width)
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			if row.Missing != "" {
@@ -392,7 +396,7 @@ func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, 
 		if err := w.(*os.File).Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d offsets of %d group(s) to %s\n", len(all), len(types), f.output)
+		fmt.Fprintf(stderr, "wrote %s of %s to %s\n", plural(int64(len(all)), "offset"), plural(int64(len(types)), "group"), f.output)
 	}
 	bootstrap := f.live.bootstrap
 	if bootstrap == "" {
@@ -400,31 +404,31 @@ func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, 
 	}
 	fmt.Fprintln(stderr, "# apply with Kafka's own tool (dry run first; then --execute in place of --dry-run, while the group has no members):")
 	for _, c := range query.ResetCommands(types, bootstrap, file) {
-		fmt.Fprintln(stderr, c.Line())
+		fmt.Fprintln(verbatim(stderr), c.Line())
 		if c.Warning != "" {
 			fmt.Fprintln(stderr, "# note:", c.Warning)
 		}
 	}
 	if pending > 0 {
-		fmt.Fprintf(stderr, "# note: %d offset(s) pending in open transactions are not committed and not in the file\n", pending)
+		fmt.Fprintf(stderr, "# note: %s pending in open transactions %s not committed and not in the file\n", plural(int64(pending), "offset"), pluralWord(pending, "is", "are"))
 	}
 	return nil
 }
 
-const offsetsHeader = "  GROUP\tTOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET"
+var offsetsHeader = []string{"GROUP", "TOPIC", "PARTITION", "COMMITTED-OFFSET", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET"}
 
-func offsetRow(t io.Writer, o groupstate.CommittedOffset) {
-	fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%q\t%s\t%d\n", o.GroupID, o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch,
-		o.Metadata, msTime(o.CommitTimestamp), o.RecordOffset)
+func offsetCells(o groupstate.CommittedOffset) []string {
+	return []string{o.GroupID, o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
+		strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
 }
 
-func printOffsetsWithTime(w io.Writer, offs []groupstate.CommittedOffset) {
-	t := tw(w)
-	fmt.Fprintln(t, offsetsHeader)
-	for _, o := range offs {
-		offsetRow(t, o)
+// epochCell renders a leader epoch for a table: "-" for none (-1), as kafka-consumer-groups
+// prints it.
+func epochCell(e int32) string {
+	if e < 0 {
+		return "-"
 	}
-	t.Flush()
+	return strconv.Itoa(int(e))
 }
 
 // msTime renders a Kafka millisecond timestamp in UTC.

@@ -28,14 +28,21 @@ type usageError struct{ error }
 
 // run executes the replay CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	g := &globals{}
+	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr}
+	root := newRootCmd(out, &stderrWriter{fit: errOut, g: g})
+	registerGlobals(root, g, out, errOut)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		registerCompletions(root)
 	}
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	errOut.Flush()
 	if err == nil {
 		return exitOK
 	}
@@ -73,14 +80,15 @@ __consumer_offsets-N directory, or a log directory holding many) or a coordlog P
 created by "replay import". It prints records as kafka-dump-log --offsets-decoder does,
 imports segments into the Pebble log, and rebuilds group coordinator state by replay.
 
-Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
+Tables fit the terminal's width (80 columns when stdout is not a terminal, or $COLUMNS);
+--wide prints every row on one line. JSON documents are described by the JSON Schemas in
+docs/json. Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("replay {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
-	checkRequiredFlags(root)
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
@@ -93,15 +101,48 @@ Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
 	return root
 }
 
-// checkRequiredFlags makes a missing required flag a usage error like every other: cobra
-// checks them after the persistent hooks, with an error of its own.
-func checkRequiredFlags(root *cobra.Command) {
+// registerGlobals adds the flags every command takes and, before any command runs, applies
+// them: the width text output and notes fit (none for raw output on stdout: JSON, CSV,
+// decode's text, scripts), cobra's own usage errors turned into exit code 2.
+func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
+	pf := root.PersistentFlags()
+	pf.BoolVar(&g.wide, "wide", false, "no width limit: every table row on one line (default: tables fit the terminal, or 80 columns, or $COLUMNS)")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no notes, progress or warnings on stderr (errors, damaged input and violations still)")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "every skipped batch and ignored file on its own line, instead of counts per file and kind")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if g.quiet && g.verbose {
+			return usageError{errors.New("--quiet and --verbose exclude each other")}
+		}
+		// Cobra checks required flags after this hook, with an error of its own: check them
+		// here, so that a missing one is a usage error like every other.
 		if err := cmd.ValidateRequiredFlags(); err != nil {
 			return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 		}
+		if !g.wide {
+			errOut.width = outputWidth(errOut.w)
+			if !rawOutput(cmd) {
+				out.width = outputWidth(out.w)
+			}
+		}
 		return nil
 	}
+}
+
+// rawOutput reports whether cmd's standard output is for programs or another tool's format and
+// must not be wrapped: JSON, JSON lines and CSV, decode (kafka-dump-log's text), simulate (a
+// transcript of the scenario's format), shell completion scripts.
+func rawOutput(cmd *cobra.Command) bool {
+	switch cmd.Name() {
+	case "decode", "simulate", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return true
+	}
+	if cmd.HasParent() && cmd.Parent().Name() == "completion" {
+		return true
+	}
+	if f := cmd.Flags().Lookup("format"); f != nil {
+		return f.Value.String() != "table" && f.Value.String() != "text"
+	}
+	return false
 }
 
 // commandGroup makes a command that only holds subcommands (replay, replay snapshot) refuse a
@@ -171,7 +212,7 @@ func flagError(c *cobra.Command, err error) error {
 func argsError(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("%s needs %s (got %d arguments)", cmd.Name(), what, len(args))}
+			return usageError{fmt.Errorf("%s needs %s (got %s)", cmd.Name(), what, plural(int64(len(args)), "argument"))}
 		}
 		return nil
 	}

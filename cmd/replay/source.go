@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -36,21 +35,12 @@ func openInput(path string, mode eventlog.Mode) (*source, error) {
 	return &source{Source: in, path: in.Path, report: in.Report(), segments: in.Segments, close: in.Close}, nil
 }
 
-// printReport writes the warnings and, in forensic mode, the problems of a segment input.
+// printReport writes what the segment input skipped: files ignored on purpose (warnings),
+// batches superseded by earlier segment files (notes: Kafka's reads skip them too), and, in
+// forensic mode, damaged input. Without --verbose each file counts its problems per kind on one
+// line; with it every problem has its own. Notes go to w (silenced by --quiet), damage always.
 func (in *source) printReport(w io.Writer) {
-	if in.report == nil {
-		return
+	if in.report != nil {
+		in.report.Render(w, loud(w), verbose(w))
 	}
-	for _, warn := range in.report.Warnings() {
-		fmt.Fprintln(w, "warning:", warn)
-	}
-	problems := in.report.Problems()
-	if len(problems) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%d problem(s) in the input:\n", len(problems))
-	for _, p := range problems {
-		fmt.Fprintf(w, "  %s (skipped %d batches, %d records, %d bytes)\n", p.Error(), p.SkippedBatches, p.SkippedRecords, p.SkippedBytes)
-	}
-	fmt.Fprint(w, in.report.String())
 }

@@ -24,6 +24,7 @@ var usageCases = []struct {
 	{"snapshot", exitUsage, "replay snapshot needs a command: create, list, verify"},
 	{"snapshot creat --db {db}", exitUsage, `unknown command "creat" for "replay snapshot"; did you mean create?`},
 	{"describe {dir} --grup g", exitUsage, "unknown flag --grup; did you mean --group?"},
+	{"describe {dir} --wdie", exitUsage, "unknown flag --wdie; did you mean --wide?"},
 	{"describe {dir} --zzzzzz", exitUsage, "unknown flag --zzzzzz (replay describe --help lists the flags)"},
 	{"describe {dir} --group consumr-848", exitFailure, `no group "consumr-848" in the input at the end of the log; did you mean "consumer-848"?`},
 	{"describe", exitUsage, "describe needs one input"},
@@ -33,6 +34,8 @@ var usageCases = []struct {
 	{"simulate --scenario x --segments y --partition -1", exitUsage, "--partition and --to-offset are 0 or more"},
 	{"snapshot list", exitUsage, "--db is required"},
 	{"--version", exitOK, "replay "},
+	// Global flags.
+	{"describe {dir} --quiet --verbose", exitUsage, "--quiet and --verbose exclude each other"},
 	// Points in history.
 	{"describe {dir} --at-offset -5", exitUsage, `--at-offset "-5": offsets are 0 or more`},
 	{"describe {dir} --at-offset 999999", exitUsage, "--at-offset 999999 is past the end of partition 0 (offsets 0..125, next offset 126)"},
@@ -75,7 +78,7 @@ var usageCases = []struct {
 	{"describe --bootstrap-server 127.0.0.1:1 --tls-cert c.pem", exitUsage, "--tls-cert and --tls-key go together"},
 	{"describe --bootstrap-server 127.0.0.1:1 --sasl-mechanism md5 --sasl-user u", exitUsage, `--sasl-mechanism "md5": want plain, scram-sha-256 or scram-sha-512`},
 	// Findings and failures are 1.
-	{"check ../../fixtures/real/transactions/__consumer_offsets-0", exitFindings, "check found 1 problems"},
+	{"check ../../fixtures/real/transactions/__consumer_offsets-0", exitFindings, "check found 1 problem"},
 	{"describe ../../fixtures/real", exitFailure, "no .log files and no __consumer_offsets-N directories"},
 }
 
