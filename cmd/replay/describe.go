@@ -38,7 +38,7 @@ offsets. --at-offset shows the state as it was after that offset.
 The table reads like kafka-consumer-groups --describe --members --verbose and
 kafka-streams-groups --describe; where the members do not fit the width, each member is a
 block of one field per line (--wide keeps one line per member). --format json prints a
-document whose groups are groupstate.Group values.
+document described by the JSON Schema docs/json/describe.schema.json.
 
 Topic ids are shown as names where the log itself names them (offset commits of Kafka 4.1+
 carry topic ids, share-group state metadata and 4.0 partition metadata carry both).`,
@@ -60,16 +60,19 @@ carry topic ids, share-group state metadata and 4.0 partition metadata carry bot
 	return cmd
 }
 
-// describeDoc is the JSON document of describe. Its shape is part of coordlog's interface.
+// describeDoc is what describe prints, as a table or as JSON. The JSON's shape is part of
+// coordlog's interface (docs/json/describe.schema.json); groups and offsets are written through
+// jsondoc.go's types.
 type describeDoc struct {
-	KafkaVersion string `json:"kafkaVersion"`
-	AtOffset     *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
+	SchemaVersion int    `json:"schemaVersion"`
+	KafkaVersion  string `json:"kafkaVersion"`
+	AtOffset      *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
 	// AtTime is --at-time as resolved (each partition's position says where it fell).
 	AtTime     *string           `json:"atTime,omitempty"`
 	Partitions []describePartDoc `json:"partitions"`
 	Violations []describeViolDoc `json:"violations,omitempty"`
 	// names resolves topic ids to names across every partition read (ids are the cluster's).
-	names map[string]string
+	names topicNames
 }
 
 type describePartDoc struct {
@@ -170,7 +173,7 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 }
 
 func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool) describeDoc {
-	doc := describeDoc{KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}, names: map[string]string{}}
+	doc := describeDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}, names: topicNames{}}
 	doc.AtOffset, doc.AtTime = pointDoc(r.at)
 	for i, res := range r.results {
 		e := res.Engine
@@ -484,6 +487,7 @@ func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool
 func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 	js := &jsonStream{w: w}
 	js.raw("{\n")
+	js.field(1, "schemaVersion", doc.SchemaVersion, true)
 	js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 	js.field(1, "atOffset", doc.AtOffset, true)
 	if doc.AtTime != nil {
@@ -509,16 +513,17 @@ func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 		js.raw(indent(3) + `"groups": [`)
 		for j := range p.Groups {
 			js.sep(j, 4)
-			js.value(4, p.withOffsets(p.Groups[j]))
+			g := p.Groups[j].Group
+			js.value(4, groupJSON(g, p.state.Offsets(g.GroupID), doc.names))
 		}
 		js.close(len(p.Groups), 3, "]")
 		if len(p.OrphanOffsets) > 0 {
 			js.raw(",\n")
-			js.field(3, "orphanOffsets", p.OrphanOffsets, false)
+			js.field(3, "orphanOffsets", offsetsJSON(p.OrphanOffsets), false)
 		}
 		if len(p.PendingTransactions) > 0 {
 			js.raw(",\n")
-			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
 		}
 		js.raw("\n" + indent(2) + "}")
 	}

@@ -152,7 +152,7 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
-		doc := diffDoc{SchemaVersion: 1, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
+		doc := diffDoc{SchemaVersion: schemaVersion, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
 		if doc.Changes == nil {
 			doc.Changes = []query.Change{}
 		}

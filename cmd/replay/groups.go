@@ -141,7 +141,7 @@ func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr i
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
-		doc := groupsDoc{SchemaVersion: 1, KafkaVersion: r.opts.Version.String(), Partitions: partitionDocs(r), Groups: rows}
+		doc := groupsDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: partitionDocs(r), Groups: rows}
 		doc.AtOffset, doc.AtTime = pointDoc(r.at)
 		if doc.Groups == nil {
 			doc.Groups = []query.GroupRow{}

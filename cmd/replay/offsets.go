@@ -88,6 +88,8 @@ that applies the file. "offsets restore" applies them itself, with a preview and
 	return cmd
 }
 
+// offsetsDoc is what offsets prints. Its JSON is written piece by piece (see runOffsets) and
+// described by docs/json/offsets.schema.json.
 type offsetsDoc struct {
 	KafkaVersion string           `json:"kafkaVersion"`
 	AtOffset     *int64           `json:"atOffset"`
@@ -215,6 +217,7 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	if f.format == "json" {
 		js := &jsonStream{w: out}
 		js.raw("{\n")
+		js.field(1, "schemaVersion", schemaVersion, true)
 		js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 		js.field(1, "atOffset", doc.AtOffset, true)
 		if doc.AtTime != nil {
@@ -236,19 +239,19 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 				if lagOn {
 					for _, row := range cluster.Lag(offs, logs) {
 						js.sep(n, 4)
-						js.value(4, row)
+						js.value(4, lagJSON(row))
 						n++
 					}
 					continue
 				}
 				for _, o := range offs {
 					js.sep(n, 4)
-					js.value(4, o)
+					js.value(4, offsetJSON(o))
 					n++
 				}
 			}
 			js.close(n, 3, "],\n")
-			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
 			js.raw("\n" + indent(2) + "}")
 		}
 		js.close(len(doc.Partitions), 1, "]")

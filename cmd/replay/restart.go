@@ -127,7 +127,11 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	if f.format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(docs); err != nil {
+		doc := struct {
+			SchemaVersion int          `json:"schemaVersion"`
+			Partitions    []restartDoc `json:"partitions"`
+		}{schemaVersion, docs}
+		if err := enc.Encode(doc); err != nil {
 			return err
 		}
 	} else {

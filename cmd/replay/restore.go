@@ -141,7 +141,7 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
-	doc := restoreDoc{SchemaVersion: 1, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
+	doc := restoreDoc{SchemaVersion: schemaVersion, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
 	doc.AtOffset, doc.AtTime = pointDoc(r.at)
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
