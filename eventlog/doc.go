@@ -35,7 +35,7 @@
 // Mode selects Strict (stop with a *Problem naming file, byte position, partition and base
 // offset) or Forensic (record each Problem in a Report, with what was skipped, and continue).
 // Report.Summary counts every problem and every skipped batch, record and byte by Kind;
-// Report.ByFile counts them per file and kind, and Report.Render writes them for a person, a
+// Report.Groups counts them per file and kind, and Report.Render writes them for a person, a
 // line per file and kind (a stale segment's thousands of superseded batches are one line) or,
 // verbose, a line each. Nothing is skipped silently. The resync rule of forensic mode is documented in eventlog/segment.
 //

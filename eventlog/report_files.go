@@ -7,26 +7,26 @@ import (
 	"strings"
 )
 
-// FileTally is what a Report counted for one kind of problem in one file: how many problems,
-// what they skipped, and where the first one is.
-type FileTally struct {
-	File      string
+// ProblemGroup counts the problems of one kind in one file of one partition, with the first
+// and the last of them.
+type ProblemGroup struct {
 	Partition int32
+	File      string
 	Kind      Kind
 	Tally
-	First      Problem // the first problem of this kind found in the file
-	LastOffset int64   // the base offset of the last one (-1 when unknown)
+	First, Last Problem
 }
 
-// ByFile counts the problems per file and kind: one FileTally per pair, by partition, then in
-// the order the pairs were first found. A report of a few files with thousands of problems each
-// (superseded batches of a stale segment, a damaged stretch) reads as a few lines.
-func (r *Report) ByFile() []FileTally {
+// Groups returns the problems counted per partition, file and kind: by partition, each
+// partition's in the order their first problem was found. A report of a few files with
+// thousands of problems each (superseded batches of a stale segment, a damaged stretch) reads
+// as a few lines.
+func (r *Report) Groups() []ProblemGroup {
 	type key struct {
 		file string
 		kind Kind
 	}
-	var out []FileTally
+	var out []ProblemGroup
 	index := map[key]int{}
 	for _, p := range r.Problems() {
 		k := key{p.File, p.Kind}
@@ -34,14 +34,14 @@ func (r *Report) ByFile() []FileTally {
 		if !ok {
 			i = len(out)
 			index[k] = i
-			out = append(out, FileTally{File: p.File, Partition: p.Partition, Kind: p.Kind, First: p})
+			out = append(out, ProblemGroup{Partition: p.Partition, File: p.File, Kind: p.Kind, First: p})
 		}
-		t := &out[i]
-		t.Problems++
-		t.Batches += p.SkippedBatches
-		t.Records += p.SkippedRecords
-		t.Bytes += p.SkippedBytes
-		t.LastOffset = p.Offset
+		g := &out[i]
+		g.Problems++
+		g.Batches += p.SkippedBatches
+		g.Records += p.SkippedRecords
+		g.Bytes += p.SkippedBytes
+		g.Last = p
 	}
 	return out
 }
@@ -65,16 +65,16 @@ func (r *Report) Render(notes, damage io.Writer, verbose bool) {
 		}
 		return
 	}
-	var damaged []FileTally
+	var damaged []ProblemGroup
 	var n int64
-	for _, t := range r.ByFile() {
+	for _, t := range r.Groups() {
 		if t.Kind.Damage() {
 			damaged = append(damaged, t)
 			n += t.Problems
 			continue
 		}
 		fmt.Fprintf(notes, "note: %s: %s below the offsets earlier segment files reached (%s, base offsets %d to %d): superseded, skipped as Kafka's reads skip them (--verbose lists each)\n",
-			t.File, count(t.Batches, "batch"), count(t.Records, "record"), t.First.Offset, t.LastOffset)
+			t.File, count(t.Batches, "batch"), count(t.Records, "record"), t.First.Offset, t.Last.Offset)
 	}
 	if len(damaged) == 0 {
 		return

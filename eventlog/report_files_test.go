@@ -7,22 +7,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReportByFile: thousands of problems of one kind in one file count as one FileTally, with
-// what they skipped and where the first and last are; kinds and files stay apart.
-func TestReportByFile(t *testing.T) {
+// TestReportGroups: thousands of problems of one kind in one file count as one ProblemGroup,
+// with what they skipped and where the first and last are; kinds and files stay apart.
+func TestReportGroups(t *testing.T) {
 	var r Report
 	for i := int64(0); i < 1000; i++ {
 		r.Add(Problem{Kind: KindSuperseded, Partition: 2, File: "b.log", Pos: i * 10, Offset: 100 + i, SkippedBatches: 1, SkippedRecords: 2, SkippedBytes: 10})
 	}
 	r.Add(Problem{Kind: KindBadCRC, Partition: 2, File: "b.log", Pos: 10000, Offset: 1100, SkippedBatches: 1, SkippedRecords: 1, SkippedBytes: 70})
 	r.Add(Problem{Kind: KindTruncated, Partition: 1, File: "a.log", Pos: 5, Offset: -1, SkippedBytes: 3})
-	got := r.ByFile()
+	got := r.Groups()
 	require.Len(t, got, 3)
-	require.Equal(t, FileTally{File: "a.log", Partition: 1, Kind: KindTruncated, Tally: Tally{Problems: 1, Bytes: 3}, First: got[0].First, LastOffset: -1}, got[0])
+	require.Equal(t, ProblemGroup{File: "a.log", Partition: 1, Kind: KindTruncated, Tally: Tally{Problems: 1, Bytes: 3}, First: got[0].First, Last: got[0].First}, got[0])
 	require.Equal(t, Tally{Problems: 1000, Batches: 1000, Records: 2000, Bytes: 10000}, got[1].Tally)
 	require.Equal(t, KindSuperseded, got[1].Kind)
 	require.Equal(t, int64(100), got[1].First.Offset)
-	require.Equal(t, int64(1099), got[1].LastOffset)
+	require.Equal(t, int64(1099), got[1].Last.Offset)
 	require.Equal(t, KindBadCRC, got[2].Kind)
 	require.Equal(t, int64(1), got[2].Problems)
 }
