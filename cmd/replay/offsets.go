@@ -405,15 +405,17 @@ func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, 
 	if bootstrap == "" {
 		bootstrap = "HOST:PORT"
 	}
-	fmt.Fprintln(stderr, "# apply with Kafka's own tool (dry run first; then --execute in place of --dry-run, while the group has no members):")
+	// Lines to paste into a shell as they are: comments say so on every line.
+	fmt.Fprintln(verbatim(stderr), "# apply with Kafka's own tool (dry run first; then --execute in place of")
+	fmt.Fprintln(verbatim(stderr), "# --dry-run, while the group has no members):")
 	for _, c := range query.ResetCommands(types, bootstrap, file) {
 		fmt.Fprintln(verbatim(stderr), c.Line())
 		if c.Warning != "" {
-			fmt.Fprintln(stderr, "# note:", c.Warning)
+			fmt.Fprintln(verbatim(stderr), "# note:", c.Warning)
 		}
 	}
 	if pending > 0 {
-		fmt.Fprintf(stderr, "# note: %s pending in open transactions %s not committed and not in the file\n", plural(int64(pending), "offset"), pluralWord(pending, "is", "are"))
+		fmt.Fprintf(verbatim(stderr), "# note: %s pending in open transactions %s not committed and not in the file\n", plural(int64(pending), "offset"), pluralWord(pending, "is", "are"))
 	}
 	return nil
 }

@@ -11,8 +11,10 @@ import (
 
 // TestReadmeTranscripts runs every `$ replay ...` line between README.md's transcripts markers
 // (from the repository's root, as the README shows them) and checks that the command prints
-// what follows it: stdout, then stderr. Lines on the public dumps are skipped with a message
-// when ../shared/fixtures-found is absent.
+// what follows it: stdout, then stderr. A line `$ COLUMNS=N replay ...` runs at N columns, the
+// others at the default 80 (TestTerminalCaptures checks that a terminal that wide shows the
+// same). Lines on the public dumps are skipped with a message when ../shared/fixtures-found is
+// absent.
 func TestReadmeTranscripts(t *testing.T) {
 	raw, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
@@ -21,13 +23,19 @@ func TestReadmeTranscripts(t *testing.T) {
 	require.True(t, begin >= 0 && end > begin, "README.md has no transcripts block")
 	lines := strings.Split(s[begin:end], "\n")
 	type transcript struct {
-		cmd  string
-		want []string
+		cmd, columns string
+		want         []string
 	}
 	var ts []transcript
 	for _, l := range lines {
 		if c, ok := strings.CutPrefix(l, "$ replay "); ok {
 			ts = append(ts, transcript{cmd: c})
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "$ COLUMNS="); ok {
+			cols, c, ok := strings.Cut(rest, " replay ")
+			require.True(t, ok, "README.md: %s", l)
+			ts = append(ts, transcript{cmd: c, columns: cols})
 			continue
 		}
 		if len(ts) > 0 && l != "```" {
@@ -48,6 +56,7 @@ func TestReadmeTranscripts(t *testing.T) {
 				continue
 			}
 		}
+		t.Setenv("COLUMNS", tr.columns)
 		stdout, stderr, _ := runCLI(t, args...)
 		got := strings.TrimRight(stdout+stderr, "\n")
 		got = strings.ReplaceAll(got, "../../fixtures/", "fixtures/")

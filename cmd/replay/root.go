@@ -29,7 +29,9 @@ type usageError struct{ error }
 // run executes the replay CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{}
-	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr}
+	// stderr wraps from the start (a flag error comes before the flags are applied); stdout
+	// once the command is known not to print JSON, CSV or another tool's format.
+	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr, width: outputWidth(stderr)}
 	root := newRootCmd(out, &stderrWriter{fit: errOut, g: g})
 	registerGlobals(root, g, out, errOut)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
@@ -42,11 +44,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	errOut.Flush()
 	if err == nil {
+		errOut.Flush()
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "replay:", err)
+	fmt.Fprintln(errOut, "replay:", err)
+	errOut.Flush()
 	return exitCode(err)
 }
 
@@ -118,11 +121,10 @@ func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
 		if err := cmd.ValidateRequiredFlags(); err != nil {
 			return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 		}
-		if !g.wide {
-			errOut.width = outputWidth(errOut.w)
-			if !rawOutput(cmd) {
-				out.width = outputWidth(out.w)
-			}
+		if g.wide {
+			errOut.width = 0
+		} else if !rawOutput(cmd) {
+			out.width = outputWidth(out.w)
 		}
 		return nil
 	}

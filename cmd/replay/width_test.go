@@ -105,8 +105,9 @@ func TestOutputFitsTheWidth(t *testing.T) {
 // TestTerminalCaptures runs describe, groups and timeline in tmux panes 80 and 120 columns wide
 // (a real terminal: the width comes from the terminal, not from $COLUMNS) and checks that
 // every line of the pane fits and that the pane shows exactly what the command prints with
-// COLUMNS set to the pane's width. Skipped where tmux is absent. With COORDLOG_CAPTURES=DIR
-// it writes the captures there (README.md shows them).
+// COLUMNS set to the pane's width (stdout and stderr in the order they were written; README.md
+// lists stdout first). Skipped where tmux is absent. With COORDLOG_CAPTURES=DIR it writes the
+// captures there.
 func TestTerminalCaptures(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -124,11 +125,12 @@ func TestTerminalCaptures(t *testing.T) {
 	out, err = keep.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	defer exec.Command(tmux, "-S", socket, "kill-server").Run()
+	// README.md's first transcripts, and a describe of a consumer group.
 	for _, c := range []struct{ name, args string }{
 		{"describe", "describe fixtures/real/streams/__consumer_offsets-0"},
 		{"describe-consumer", "describe fixtures/real/consumer/__consumer_offsets-0 --at-offset 68"},
 		{"groups", "groups fixtures/real/deletions/__consumer_offsets-0 --include-deleted"},
-		{"timeline", "timeline fixtures/real/consumer/__consumer_offsets-0 --group consumer-848 --until 2026-11-29T19:05:57Z"},
+		{"timeline", "timeline fixtures/real/consumer/__consumer_offsets-0 --group consumer-848 --since 2026-11-29T19:05:53.8Z --until 2026-11-29T19:05:54.2Z"},
 	} {
 		for _, width := range []int{80, 120} {
 			name := fmt.Sprintf("%s-%d", c.name, width)
