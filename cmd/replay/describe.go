@@ -83,7 +83,7 @@ type describePartDoc struct {
 	Position *query.Position `json:"position,omitempty"`
 	// Records is how many records this run replayed: all, or those after Snapshot.
 	Records  int64         `json:"recordsReplayed"`
-	Snapshot *restoredFrom `json:"snapshot,omitempty"` // --from-snapshot: the snapshot restored`
+	Snapshot *restoredFrom `json:"snapshot,omitempty"` // --from-snapshot: the snapshot restored
 	// TopicNames maps topic ids to names, as far as the log names them.
 	TopicNames []topicName        `json:"topicNames,omitempty"`
 	Groups     []describeGroupDoc `json:"groups"`

@@ -45,7 +45,8 @@ several partitions, as --at-offset does.
 
 Changes of record offsets and timestamps alone (a re-commit of the same offset, a new state
 timestamp or metadata hash) are left out unless --volatile. --exit-code exits 1 when there are
-changes.`,
+changes. --format json prints a document described by the JSON Schema
+docs/json/diff.schema.json.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %s)", plural(int64(len(args)), "argument"))}
@@ -228,7 +229,7 @@ func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.
 		b = append(b, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
 		db.Partitions = append(db.Partitions, sidePartition(e, &pb[i]))
 		for _, v := range e.Violations() {
-			fmt.Fprintln(stderr, "violation:", v.Error())
+			fmt.Fprintln(loud(stderr), "violation:", v.Error())
 		}
 	}
 	in.printReport(stderr)

@@ -37,7 +37,8 @@ transactions), and the last record that touched the group, with its time.
 
 --include-deleted also lists the groups that existed and were deleted, with the record that
 deleted them (state Dead). --type, --state and --pattern (shell-style: *, ?, [...]) filter the
-list; --at-offset and --at-time list the groups as they were then.`,
+list; --at-offset and --at-time list the groups as they were then. --format json prints a
+document described by the JSON Schema docs/json/groups.schema.json.`,
 		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""

@@ -8,7 +8,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
@@ -143,7 +142,7 @@ func newProgress(mode string, w io.Writer, total int64) *progress {
 	p := &progress{w: w, total: total, start: time.Now()}
 	if mode == "auto" {
 		mode = "lines"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if isTerminal(w) {
 			mode = "bar"
 		}
 	}

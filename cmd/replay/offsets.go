@@ -68,7 +68,8 @@ kafka-consumer-groups --describe prints them.
 --format csv writes the committed offsets exactly as kafka-consumer-groups --reset-offsets
 --from-file reads them (topic,partition,offset for one group; group,topic,partition,offset for
 several) and prints on stderr the kafka-consumer-groups (or kafka-streams-groups) command line
-that applies the file. "offsets restore" applies them itself, with a preview and a read-back.`,
+that applies the file. "offsets restore" applies them itself, with a preview and a read-back.
+--format json prints a document described by the JSON Schema docs/json/offsets.schema.json.`,
 		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""

@@ -27,7 +27,21 @@ const defaultWidth = 80
 // outputWidth is the width output to w fits: the terminal's when w is one, else $COLUMNS when
 // it is a positive number, else defaultWidth.
 func outputWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if n := askedWidth(w); n > 0 {
+		return n
+	}
+	return defaultWidth
+}
+
+// notesWidth is the width stderr's notes and errors fit: the terminal's, or $COLUMNS; 0 (whole
+// lines) when stderr is captured and COLUMNS says nothing, so that logs and the tests of every
+// command can find a message on one line.
+func notesWidth(w io.Writer) int { return askedWidth(w) }
+
+// askedWidth is the terminal's width when w is one, else $COLUMNS when it is a positive
+// number, else 0.
+func askedWidth(w io.Writer) int {
+	if f := terminalFile(w); f != nil {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}
@@ -35,7 +49,29 @@ func outputWidth(w io.Writer) int {
 	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 0 {
 		return c
 	}
-	return defaultWidth
+	return 0
+}
+
+// isTerminal reports whether w (a command's stdout or stderr, through the writers of this file)
+// ends in a terminal.
+func isTerminal(w io.Writer) bool { return terminalFile(w) != nil }
+
+func terminalFile(w io.Writer) *os.File {
+	for {
+		switch v := w.(type) {
+		case *stderrWriter:
+			w = v.fit
+		case *fitWriter:
+			w = v.w
+		case *os.File:
+			if term.IsTerminal(int(v.Fd())) {
+				return v
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
 }
 
 // fitWriter is stdout for text output: it passes lines through and wraps those longer than
@@ -111,19 +147,21 @@ func appendFitted(out, line []byte, width int) []byte {
 	return out
 }
 
-// wrapText breaks s into lines of at most width runes; every line after the first starts with
-// cont. It breaks where a reader expects it: at a run of two spaces (between fields or
-// columns), else at a space, else after a list separator (",", ";"), and only when a word is
-// longer than a whole line, inside it.
+// wrapText breaks s into lines of at most width runes; the first keeps s's indentation, every
+// line after it starts with cont. It breaks where a reader expects it: at a run of two spaces
+// (between fields or columns), else at a space, else after a list or path separator (",", ";",
+// "/"), and only when a word is longer than a whole line, inside it.
 func wrapText(s string, width int, cont string) []string {
 	if width <= 0 || utf8.RuneCountInString(s) <= width {
 		return []string{s}
 	}
 	var lines []string
-	prefix := ""
+	trimmed := strings.TrimLeft(s, " ")
+	prefix := s[:len(s)-len(trimmed)]
+	s = trimmed
 	for {
 		avail := width - utf8.RuneCountInString(prefix)
-		if avail < 8 { // a continuation indent that leaves no room: give up the indent
+		if avail < 8 { // an indent that leaves no room: give it up
 			prefix, avail = "", width
 		}
 		if utf8.RuneCountInString(s) <= avail {
@@ -156,14 +194,14 @@ func breakAt(s string, avail int) (cut, next int) {
 	if end < len(s) && s[end] == ' ' {
 		window = s[:end+1]
 	}
-	floor := len(window) / 3 // a break this early wastes too much of the line
-	if i := strings.LastIndex(window, "  "); i > floor {
+	floor := len(window) / 3                               // a break this early wastes too much of the line...
+	if i := strings.LastIndex(window, "  "); i > floor/2 { // ...but between fields, less does
 		return i, i
 	}
 	if i := strings.LastIndexByte(window, ' '); i > floor {
 		return i, i
 	}
-	if i := strings.LastIndexAny(s[:end], ",;"); i > floor {
+	if i := strings.LastIndexAny(s[:end], ",;/"); i > floor {
 		return i + 1, i + 1
 	}
 	if i := strings.LastIndexByte(window, ' '); i > 0 {
@@ -175,8 +213,8 @@ func breakAt(s string, avail int) (cut, next int) {
 // stderrWriter is the commands' stderr. Notes (where a point fell, progress, ignored files,
 // superseded batches) go through Write, which --quiet silences; what the user must see whatever
 // the flags (damaged input, replay violations) goes to loud(w). Both wrap long lines to the
-// width of stderr, as stdout's text does; verbatim(w) writes lines meant to be copied (a
-// command line) as they are. Errors are printed by run.
+// terminal's width (notesWidth); verbatim(w) writes lines meant to be copied (a command line)
+// as they are. Errors are printed by run, wrapped the same way.
 type stderrWriter struct {
 	fit *fitWriter // the real stderr
 	g   *globals

@@ -56,6 +56,9 @@ func TestReadmeTranscripts(t *testing.T) {
 				continue
 			}
 		}
+		if tr.columns == "" {
+			tr.columns = "80" // as a terminal of 80 columns shows it: stderr's lines wrap too
+		}
 		t.Setenv("COLUMNS", tr.columns)
 		stdout, stderr, _ := runCLI(t, args...)
 		got := strings.TrimRight(stdout+stderr, "\n")

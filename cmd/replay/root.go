@@ -29,9 +29,10 @@ type usageError struct{ error }
 // run executes the replay CLI with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{}
-	// stderr wraps from the start (a flag error comes before the flags are applied); stdout
-	// once the command is known not to print JSON, CSV or another tool's format.
-	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr, width: outputWidth(stderr)}
+	// stderr wraps from the start (a flag error comes before the flags are applied), on a
+	// terminal; stdout once the command is known not to print JSON, CSV or another tool's
+	// format.
+	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr, width: notesWidth(stderr)}
 	root := newRootCmd(out, &stderrWriter{fit: errOut, g: g})
 	registerGlobals(root, g, out, errOut)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
@@ -111,7 +112,7 @@ func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
 	pf := root.PersistentFlags()
 	pf.BoolVar(&g.wide, "wide", false, "no width limit: every table row on one line (default: tables fit the terminal, or 80 columns, or $COLUMNS)")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no notes, progress or warnings on stderr (errors, damaged input and violations still)")
-	pf.BoolVarP(&g.verbose, "verbose", "v", false, "every skipped batch and ignored file on its own line, instead of counts per file and kind")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "every skipped batch on its own line, instead of counts per file and kind")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if g.quiet && g.verbose {
 			return usageError{errors.New("--quiet and --verbose exclude each other")}

@@ -190,10 +190,11 @@ func replaySelected(cmd *cobra.Command, in *source, f *replayFlags, at query.Poi
 	return r, nil
 }
 
+// printViolations writes the violations forensic mode recorded, whatever --quiet says.
 func (r *replayed) printViolations(w io.Writer) {
 	for _, res := range r.results {
 		for _, v := range res.Engine.Violations() {
-			fmt.Fprintln(w, "violation:", v.Error())
+			fmt.Fprintln(loud(w), "violation:", v.Error())
 		}
 	}
 }

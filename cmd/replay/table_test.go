@@ -128,6 +128,9 @@ func TestWrapText(t *testing.T) {
 		{"one two three four five six", 12, []string{"one two", "  three four", "  five six"}},
 		{"orders:0,1,2,3,4,5,6,7,8", 12, []string{"orders:0,1,", "  2,3,4,5,6,", "  7,8"}},
 		{"abcdefghijklmnopqrstuvwxyz", 10, []string{"abcdefghij", "  klmnopqr", "  stuvwxyz"}},
+		// The indentation stays on the first line (never a break in it); paths break after "/".
+		{"    /tmp/TestQuiet/001/__consumer_offsets-0/00000000000000000000.log: 2 bad-crc problems", 40,
+			[]string{"    /tmp/TestQuiet/001/", "  __consumer_offsets-0/", "  00000000000000000000.log: 2 bad-crc", "  problems"}},
 	} {
 		got := wrapText(c.in, c.width, "  ")
 		require.Equal(t, c.want, got, "%q at %d", c.in, c.width)
