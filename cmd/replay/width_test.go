@@ -106,11 +106,14 @@ func TestOutputFitsTheWidth(t *testing.T) {
 // (a real terminal: the width comes from the terminal, not from $COLUMNS) and checks that
 // every line of the pane fits and that the pane shows exactly what the command prints with
 // COLUMNS set to the pane's width (stdout and stderr in the order they were written; README.md
-// lists stdout first). Skipped where tmux is absent. With COORDLOG_CAPTURES=DIR it writes the
-// captures there.
+// lists stdout first). Skipped where tmux is absent, but for CI (.ci/run installs it). With
+// COORDLOG_CAPTURES=DIR it writes the captures there.
 func TestTerminalCaptures(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no tmux in CI: .ci/run installs it")
+		}
 		t.Skip("no tmux: the terminal captures are not checked")
 	}
 	bin := filepath.Join(t.TempDir(), "replay")
