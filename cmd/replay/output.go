@@ -150,7 +150,7 @@ func appendFitted(out, line []byte, width int) []byte {
 // wrapText breaks s into lines of at most width runes; the first keeps s's indentation, every
 // line after it starts with cont. It breaks where a reader expects it: at a run of two spaces
 // (between fields or columns), else at a space, else after a list or path separator (",", ";",
-// "/"), and only when a word is longer than a whole line, inside it.
+// "/"), else after a dash (a member id longer than the line), and only then anywhere.
 func wrapText(s string, width int, cont string) []string {
 	if width <= 0 || utf8.RuneCountInString(s) <= width {
 		return []string{s}
@@ -206,6 +206,9 @@ func breakAt(s string, avail int) (cut, next int) {
 	}
 	if i := strings.LastIndexByte(window, ' '); i > 0 {
 		return i, i
+	}
+	if i := strings.LastIndexByte(s[:end], '-'); i > floor { // inside an id (a UUID, a client id)
+		return i + 1, i + 1
 	}
 	return end, end
 }

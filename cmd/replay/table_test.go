@@ -128,6 +128,7 @@ func TestWrapText(t *testing.T) {
 		{"one two three four five six", 12, []string{"one two", "  three four", "  five six"}},
 		{"orders:0,1,2,3,4,5,6,7,8", 12, []string{"orders:0,1,", "  2,3,4,5,6,", "  7,8"}},
 		{"abcdefghijklmnopqrstuvwxyz", 10, []string{"abcdefghij", "  klmnopqr", "  stuvwxyz"}},
+		{"consumer-account_service-1-a1b5e22b-0b32-4de6-a917-0eaceee54435", 50, []string{"consumer-account_service-1-a1b5e22b-0b32-4de6-", "  a917-0eaceee54435"}},
 		// The indentation stays on the first line (never a break in it); paths break after "/".
 		{"    /tmp/TestQuiet/001/__consumer_offsets-0/00000000000000000000.log: 2 bad-crc problems", 40,
 			[]string{"    /tmp/TestQuiet/001/", "  __consumer_offsets-0/", "  00000000000000000000.log: 2 bad-crc", "  problems"}},
