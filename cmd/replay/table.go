@@ -12,17 +12,17 @@ import (
 // spaces apart. The layout is the first of these that fits:
 //
 //  1. every row on one line, each column as wide as its widest cell (always, with --wide);
-//  2. the same grid with long cells wrapped inside narrower columns, the widest narrowed
-//     first: lists break after "," or ";" ("orders:0,1,2,"), text at spaces;
+//  2. the same grid with long cells wrapped inside narrower columns (narrowing the column
+//     where the fewest cells then wrap): lists break after "," or ";" ("orders:0,1,2,"),
+//     text at spaces;
 //  3. the columns that fit stay a grid, and each row's other cells follow it on indented
 //     "LABEL value" lines (empty cells, "-", left out): listings such as groups and offsets,
 //     whose rows stay one block each. The columns a table demotes leave the grid first, then
 //     the trailing ones;
 //  4. one field per line (empty cells left out), each row a block starting with "- " (psql's
-//     expanded display):
-//     when not even two columns fit, or at once for tables made with vertical set, such as
-//     describe's members, whose assignments read best one list per line (kafka-streams-groups
-//     --describe --members --verbose puts them all in one last column instead).
+//     expanded display): when not even two columns fit, or at once for tables made vertical,
+//     such as describe's members, whose assignments read best one list per line
+//     (kafka-streams-groups --describe --members --verbose puts them all in one last column).
 //
 // Cells must not hold tabs or line breaks; widths count runes.
 type table struct {
