@@ -147,13 +147,15 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 		}
 		a.last = own
 	}
+	// The maps keep a.last, the group's own copy: k.Group aliases the batch, whose buffer the
+	// reader reuses before flush reads the maps.
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:
 		if tomb {
-			a.members[k.Group]--
+			a.members[a.last]--
 		} else {
-			a.members[k.Group]++
+			a.members[a.last]++
 		}
 		return
 	}
@@ -162,7 +164,7 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	}
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMetadata, recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.StreamsGroupTargetAssignmentMetadata:
-		a.meta[k.Group] = true
+		a.meta[a.last] = true
 	}
 }
 
