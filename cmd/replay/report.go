@@ -76,6 +76,9 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags, stdout, stderr i
 	if f.html == "" {
 		return usageError{errors.New("report needs --html FILE (or --html - for standard output)")}
 	}
+	if f.maxGroups < 1 {
+		return usageError{fmt.Errorf("--max-groups %d: give at least 1", f.maxGroups)}
+	}
 	types, err := parseGroupTypes(f.types)
 	if err != nil {
 		return err

@@ -39,9 +39,14 @@ func TestReportCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 
-	// Standard output.
+	// Standard output: the same page, byte for byte (not fitted to a terminal's width).
+	file := filepath.Join(t.TempDir(), "streams.html")
+	_, stderr, code = runCLI(t, "report", "../../fixtures/real/streams/__consumer_offsets-0", "--html", file, "--group", "streams-app")
+	require.Equal(t, 0, code, stderr)
 	stdout, stderr, code = runCLI(t, "report", "../../fixtures/real/streams/__consumer_offsets-0", "--html", "-", "--group", "streams-app")
 	require.Equal(t, 0, code, stderr)
 	require.True(t, strings.HasPrefix(stdout, "<!DOCTYPE html>"))
-	require.Contains(t, stdout, ">streams-app<")
+	want, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.True(t, stdout == string(want), "the page on stdout differs from the file's")
 }

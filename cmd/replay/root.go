@@ -178,10 +178,11 @@ func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
 
 // rawOutput reports whether cmd's standard output is for programs or another tool's format and
 // must not be wrapped: JSON, JSON lines and CSV, decode (kafka-dump-log's text), simulate (a
-// transcript of the scenario's format), shell completion scripts.
+// transcript of the scenario's format), report (an HTML page, with --html -), shell completion
+// scripts.
 func rawOutput(cmd *cobra.Command) bool {
 	switch cmd.Name() {
-	case "decode", "simulate", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+	case "decode", "simulate", "report", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return true
 	}
 	if cmd.HasParent() && cmd.Parent().Name() == "completion" {
