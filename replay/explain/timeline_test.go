@@ -2,8 +2,8 @@ package explain
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
