@@ -7,7 +7,8 @@
 // # Detection
 //
 // A directory is a coordlog database when it holds Pebble's CURRENT file or a MANIFEST-N file
-// (IsDatabase). Otherwise it is read as Kafka segments (segment.Open): a partition directory
+// (IsDatabase); it is opened read-only (pebblelog.Options.ReadOnly): reading writes nothing
+// and takes no lock, beside other readers and a writer. Otherwise it is read as Kafka segments (segment.Open): a partition directory
 // when it holds segment files itself, else a log directory whose __consumer_offsets-N
 // subdirectories are the partitions. A file ending in .log is one segment (segment.OpenFile),
 // as kafka-dump-log --files takes it. Anything else (another file, a directory with neither, a
@@ -106,7 +107,9 @@ func IsDatabase(dir string) bool {
 }
 
 // Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
-// (strict: the first damaged batch is an error; forensic: it is skipped and reported).
+// (strict: the first damaged batch is an error; forensic: it is skipped and reported). A
+// database is opened read-only (pebblelog.Options.ReadOnly): nothing is written, no lock is
+// taken, and it reads beside other readers and a writer.
 func Open(path string, mode eventlog.Mode) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -123,9 +126,9 @@ func Open(path string, mode eventlog.Mode) (*Input, error) {
 		return &Input{Source: r, Path: path, Kind: SegmentFile, Segments: r}, nil
 	}
 	if IsDatabase(path) {
-		l, err := pebblelog.Open(path, nil)
+		l, err := pebblelog.Open(path, &pebblelog.Options{ReadOnly: true})
 		if err != nil {
-			return nil, fmt.Errorf("open coordlog database %s: %w", path, err)
+			return nil, err
 		}
 		return &Input{Source: l, Path: path, Kind: Database, DB: l}, nil
 	}
