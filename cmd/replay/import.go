@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,9 +86,12 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 			}
 		}
 	}
+	if err := input.CheckDBPath(f.db, dir); err != nil {
+		return usageError{err}
+	}
 	l, err := pebblelog.Open(f.db, nil)
 	if err != nil {
-		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+		return err
 	}
 	defer l.Close()
 
@@ -105,9 +109,26 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	show.finish()
 	elapsed := time.Since(start)
 	in.printReport(stderr)
+	if errors.Is(err, pebblelog.ErrOtherLog) {
+		return fmt.Errorf("import refused: %w", err)
+	}
+	if res.Checked > 0 {
+		fmt.Fprintf(stdout, "checked %d batches of the input against the database, which held them already: the same log", res.Checked)
+		if res.Rewritten > 0 {
+			fmt.Fprintf(stdout, " (%d rewritten by log cleaning on one side, their common records identical)", res.Rewritten)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if res.BeforeStart > 0 {
+		fmt.Fprintf(stderr, "warning: %d batches of the input lie below the database's first offset and were not imported (a database only grows at its end)\n", res.BeforeStart)
+	}
+	// After a failed write the database's view in memory may hold a commit that was not made
+	// durable: the error says what the database holds instead.
+	var we *pebblelog.WriteError
+	failedWrite := errors.As(err, &we)
 	for _, p := range parts {
 		first, next, oerr := l.Offsets(p)
-		if oerr != nil {
+		if oerr != nil || failedWrite {
 			continue
 		}
 		if first == next {
@@ -122,7 +143,10 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes in %s (%.1f MB/s) into %s\n",
 		res.Batches, res.Records, res.Bytes, elapsed.Round(time.Millisecond), rate, f.db)
-	if err != nil {
+	switch {
+	case failedWrite:
+		return fmt.Errorf("import stopped: %w", err)
+	case err != nil:
 		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
 	}
 	return nil
@@ -165,6 +189,7 @@ func newProgress(mode string, w io.Writer, total int64) *progress {
 }
 
 func (p *progress) update(ip pebblelog.ImportProgress) {
+	ip.Bytes += ip.CheckedBytes // the input read so far: checked against the database, or imported
 	p.last = ip
 	switch {
 	case p.bar != nil:

@@ -266,9 +266,12 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
+	if err := input.CheckDBPath(f.db); err != nil {
+		return usageError{err}
+	}
 	l, err := pebblelog.Open(f.db, nil)
 	if err != nil {
-		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+		return err
 	}
 	defer l.Close()
 	round := func() (pebblelog.ImportProgress, error) {

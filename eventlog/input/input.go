@@ -106,6 +106,62 @@ func IsDatabase(dir string) bool {
 	return false
 }
 
+// CheckDBPath checks that db can be written as a coordlog database, from inputs: it is an
+// existing database, or a directory that does not exist yet, or an empty one (or one holding
+// only what a writer creates before its first MANIFEST: LOCK, coordlog.lock, coordlog.reserve);
+// and it is not one of the inputs nor inside one. Anything else (a Kafka partition directory,
+// a directory of other files) would get Pebble's files written among its own.
+func CheckDBPath(db string, inputs ...string) error {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return filepath.Clean(p)
+	}
+	for _, in := range inputs {
+		if rel, err := filepath.Rel(abs(in), abs(db)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			what := "inside the input " + in
+			if rel == "." {
+				what = "the input itself"
+			}
+			return fmt.Errorf("--db %s is %s: the database's files would be written among the input's; give a directory outside it", db, what)
+		}
+	}
+	st, err := os.Stat(db)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", db, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--db %s is a file, not a directory: give a new or empty directory, or an existing coordlog database", db)
+	}
+	if IsDatabase(db) {
+		return nil
+	}
+	ents, err := os.ReadDir(db)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", db, err)
+	}
+	var others []string
+	for _, e := range ents {
+		switch e.Name() {
+		case "LOCK", "coordlog.lock", "coordlog.reserve":
+			continue
+		}
+		others = append(others, e.Name())
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	shown := others
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], fmt.Sprintf("and %d more", len(others)-3))
+	}
+	return fmt.Errorf("--db %s is not a coordlog database and not empty (it holds %s): give a new or empty directory, or an existing coordlog database", db, strings.Join(shown, ", "))
+}
+
 // Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
 // (strict: the first damaged batch is an error; forensic: it is skipped and reported). A
 // database is opened read-only (pebblelog.Options.ReadOnly): nothing is written, no lock is

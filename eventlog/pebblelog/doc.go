@@ -51,6 +51,13 @@
 // re-running it after a completed or interrupted import adds exactly what is missing. In strict
 // mode the first bad batch stops it after committing everything before that batch.
 //
+// The input's batches that the log holds already are not skipped unchecked (overlap.go):
+// before anything is written, every one of them, in every partition, is compared with the log
+// (offsets and CRC; record by record where the CRC differs, since Kafka's log cleaner keeps a
+// batch's offsets and drops records), and an input that is another log is refused
+// (ErrOtherLog, naming the first offset that differs and both records), so that a database
+// never mixes two logs.
+//
 // # Readers and writers (readonly.go, holder.go)
 //
 // One process writes a database at a time: Pebble holds an fcntl lock on <dir>/LOCK while it is
