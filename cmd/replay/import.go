@@ -89,7 +89,19 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if err := input.CheckDBPath(f.db, dir); err != nil {
 		return usageError{err}
 	}
-	l, err := pebblelog.Open(f.db, nil)
+	show := newProgress(f.progress, stderr, total)
+	start := time.Now()
+	// What the database holds already is compared with the input before the database is
+	// opened for writing, under its lock: a refused input leaves it as it was.
+	var checked pebblelog.ImportProgress
+	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) (err error) {
+		checked, err = pebblelog.CheckOverlap(cmd.Context(), r, ro, parts, show.update)
+		return err
+	}})
+	if errors.Is(err, pebblelog.ErrOtherLog) {
+		show.finish()
+		return fmt.Errorf("import refused: %w", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,18 +112,18 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	for _, p := range parts {
 		before[p], _ = l.NextOffset(p)
 	}
-	show := newProgress(f.progress, stderr, total)
-	start := time.Now()
 	res, err := pebblelog.Import(cmd.Context(), r, l, pebblelog.ImportOptions{
-		Partitions: parts,
-		Progress:   show.update,
+		Partitions:     parts,
+		OverlapChecked: true,
+		Progress: func(ip pebblelog.ImportProgress) {
+			ip.Checked, ip.CheckedBytes, ip.Rewritten, ip.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
+			show.update(ip)
+		},
 	})
+	res.Checked, res.CheckedBytes, res.Rewritten, res.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
 	show.finish()
 	elapsed := time.Since(start)
 	in.printReport(stderr)
-	if errors.Is(err, pebblelog.ErrOtherLog) {
-		return fmt.Errorf("import refused: %w", err)
-	}
 	if res.Checked > 0 {
 		fmt.Fprintf(stdout, "checked %d batches of the input against the database, which held them already: the same log", res.Checked)
 		if res.Rewritten > 0 {

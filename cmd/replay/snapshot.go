@@ -53,8 +53,10 @@ func newSnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `A snapshot is the replayed state of one partition at a log offset (every group, member,
 assignment, topology, committed and pending offset, plus the replay counters), stored in
 <db>/snapshots as snap-<partition>-<next offset>.snap: msgpack, CRC-32C checksummed, written
-atomically. "replay restart" restores the newest valid one and replays only the log after it.
-A corrupt snapshot is moved aside to *.broken and the next older one is used.`,
+atomically, with the identity of the log it was taken from. "replay restart" restores the
+newest valid one of this log and replays only the log after it. A corrupt snapshot, or one of
+another log, is skipped and the next older one is used; "snapshot create" moves corrupt ones
+aside to *.broken (the other commands only read).`,
 	}
 	cmd.AddCommand(newSnapshotCreateCmd(stdout, stderr), newSnapshotListCmd(stdout), newSnapshotVerifyCmd(stdout, stderr))
 	return cmd

@@ -3,10 +3,12 @@ package pebblelog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -289,11 +291,33 @@ func openWriter(dir string, opts *Options) (*Log, error) {
 	if err := l.checkSpace(max(l.reserve, 0)); err != nil {
 		return nil, explainWrite(dir, err, "nothing was written")
 	}
+	// This process holds the lock from here on: nothing in it may ask the kernel who holds
+	// LOCK (that would close a descriptor of it, which drops the lock), registerWriter says.
+	unregister, ok := registerWriter(dir)
+	if !ok {
+		return nil, fmt.Errorf("coordlog database %s is in use by this process: close it before opening it again", dir)
+	}
+	lockFS := base
+	if base == vfs.Default {
+		lockFS = noTruncLockFS{base}
+	}
+	lock, err := pebble.LockDirectory(dir, lockFS)
+	if err != nil {
+		unregister()
+		return nil, l.openError(err)
+	}
+	release := func() { _ = lock.Close(); unregister() }
+	// The check before writing comes before the reserve, so that a refusal leaves the
+	// directory as it was.
+	if err := beforeWrite(dir, base, opts); err != nil {
+		release()
+		return nil, err
+	}
 	fs := base
-	releaseReserve := func() {}
 	if l.reserve > 0 {
 		path := filepath.Join(dir, reserveName)
 		if err := writeReserve(path, l.reserve); err != nil {
+			release()
 			if errors.Is(err, syscall.ENOSPC) {
 				err = fmt.Errorf("%w: coordlog needs %s free for its reserve (%v)", ErrNoSpace, mib(l.reserve), err)
 			}
@@ -303,17 +327,48 @@ func openWriter(dir string, opts *Options) (*Log, error) {
 			h.diskFull.Store(true)
 			_ = os.Remove(path)
 		})
-		releaseReserve = func() { _ = os.Remove(path) }
+		unlocked := release
+		release = func() { _ = os.Remove(path); unlocked() }
 	}
-	db, err := openPebble(dir, opts, pebbleOptions(opts, writeGuardFS{fs, h}, h))
+	o := pebbleOptions(opts, writeGuardFS{fs, h}, h)
+	o.Lock = lock
+	db, err := openPebble(dir, opts, o)
 	if err != nil {
-		releaseReserve()
+		release()
 		return nil, l.openError(err)
 	}
-	unregister := registerWriter(dir)
-	l.release = func() { releaseReserve(); unregister() }
-	l.db = db
+	l.release, l.db = release, db
 	return l, nil
+}
+
+// noTruncLockFS takes Pebble's directory lock with takeLock, which leaves an existing LOCK
+// file as it is.
+type noTruncLockFS struct{ vfs.FS }
+
+func (f noTruncLockFS) Lock(name string) (io.Closer, error) { return takeLock(name) }
+
+// beforeWrite runs opts.BeforeWrite on the database in dir, opened read-only, unless it is
+// new (no MANIFEST yet).
+func beforeWrite(dir string, fs vfs.FS, opts *Options) error {
+	if opts.BeforeWrite == nil {
+		return nil
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "MANIFEST-") }) {
+		return nil
+	}
+	ro, err := Open(dir, &Options{FS: opts.FS, CacheSize: opts.CacheSize, MemTableSize: opts.MemTableSize, ReadOnly: true, underOwnLock: true})
+	if err != nil {
+		return err
+	}
+	err = opts.BeforeWrite(ro)
+	if cerr := ro.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeReserve allocates size bytes to path and syncs them.
@@ -381,7 +436,7 @@ func mib(n int64) string {
 // openError explains why opening for writing failed: a lock held by another process
 // ("resource temporarily unavailable") names that process.
 func (l *Log) openError(err error) error {
-	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || openForWriting(l.dir) {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "lock held by current process") {
 		if w, busy := l.writer(); busy {
 			return fmt.Errorf("coordlog database %s is in use by %s: wait for it to finish, then run the command again", l.dir, w)
 		}

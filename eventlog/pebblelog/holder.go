@@ -98,22 +98,27 @@ func absDir(dir string) string {
 }
 
 // registerWriter records dir as open for writing in this process until the returned
-// function is called.
-func registerWriter(dir string) func() {
+// function is called; ok is false (and nothing recorded) when it is already. fcntl locks do
+// not exclude each other within a process, so this is what keeps two writers of one process
+// apart.
+func registerWriter(dir string) (unregister func(), ok bool) {
 	d := absDir(dir)
 	writers.Lock()
+	defer writers.Unlock()
 	if writers.dirs == nil {
 		writers.dirs = map[string]int{}
 	}
+	if writers.dirs[d] > 0 {
+		return nil, false
+	}
 	writers.dirs[d]++
-	writers.Unlock()
 	return func() {
 		writers.Lock()
 		if writers.dirs[d]--; writers.dirs[d] <= 0 {
 			delete(writers.dirs, d)
 		}
 		writers.Unlock()
-	}
+	}, true
 }
 
 func openForWriting(dir string) bool {

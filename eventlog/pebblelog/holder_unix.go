@@ -23,3 +23,19 @@ func lockHolder(path string) (int, bool) {
 	}
 	return int(lk.Pid), true
 }
+
+// takeLock takes an fcntl write lock on path, as Pebble's own Lock does, but opens the file
+// without truncating it: taking the lock of an existing database changes nothing in its
+// directory (Pebble's os.Create updates LOCK's modification time).
+func takeLock(path string) (io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

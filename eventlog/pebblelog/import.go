@@ -16,6 +16,9 @@ type ImportOptions struct {
 	CommitBytes int
 	// Progress, when set, is called after every commit with the running totals.
 	Progress func(ImportProgress)
+	// OverlapChecked says that the caller ran CheckOverlap on this input and log, under the
+	// log's writer lock (Options.BeforeWrite), so Import does not run it again.
+	OverlapChecked bool
 }
 
 // ImportProgress is the running total of an import: what was newly added, and what of the
@@ -48,9 +51,9 @@ var ErrOtherLog = errors.New("the input is another log than the database holds")
 // batches before the bad one.
 //
 // Before anything is written, every batch of the input that the log already holds is compared
-// with it (checkOverlap), for every partition: an input that is another log (another dump,
-// another cluster's partition) is refused with ErrOtherLog, naming the first offset that
-// differs and both records, and nothing is imported, rather than mixing two logs.
+// with it (CheckOverlap, unless opts.OverlapChecked): an input that is another log (another
+// dump, another cluster's partition) is refused with ErrOtherLog, naming the first offset
+// that differs and both records, and nothing is imported, rather than mixing two logs.
 func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions) (ImportProgress, error) {
 	if opts.CommitBytes <= 0 {
 		opts.CommitBytes = 8 << 20
@@ -63,9 +66,9 @@ func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions
 		}
 	}
 	var total ImportProgress
-	for _, p := range parts {
-		total.Partition = p
-		if err := checkOverlap(ctx, src, l, p, opts, &total); err != nil {
+	if !opts.OverlapChecked {
+		var err error
+		if total, err = CheckOverlap(ctx, src, l, parts, opts.Progress); err != nil {
 			return total, err
 		}
 	}

@@ -44,12 +44,23 @@ type Options struct {
 	// with an error instead of Pebble panicking or waiting forever. Default: a memtable and
 	// 1 MiB; negative disables it. Only on the real filesystem; ignored when ReadOnly.
 	Reserve int64
+	// BeforeWrite, when set, is called before a writer's Open writes anything, with the
+	// database opened read-only, under the writer's lock (no other writer can change it until
+	// this one has opened); an error it returns is Open's, and leaves the directory as it was
+	// (Pebble's LOCK file aside). It is not called for a new database. Import's overlap check
+	// runs there (CheckOverlap), so that a refused input changes nothing. Ignored when
+	// ReadOnly.
+	BeforeWrite func(*Log) error
 	// OnFatal is called when Pebble meets an error it cannot continue from in one of its own
 	// goroutines (a MANIFEST write failing after a flush, say), where no caller can be handed
 	// an error. It must not return. Default: print the error, with the database's path and what
 	// to do, on stderr and exit with status 1, as Pebble's own logger does (without its
 	// panic). The database stays crash-consistent: every commit is synced.
 	OnFatal func(error)
+
+	// underOwnLock is set for the read-only open of BeforeWrite, under this process's own
+	// writer lock: there is no other writer to look for.
+	underOwnLock bool
 }
 
 // Log is a Pebble-backed append-only log of Kafka batches for any number of partitions. It
@@ -58,6 +69,8 @@ type Log struct {
 	db       *pebble.DB
 	dir      string
 	readOnly bool
+	// underOwnLock: see Options.underOwnLock.
+	underOwnLock bool
 	// fs is the filesystem Open was given (vfs.Default when nil), without coordlog's wrappers.
 	fs vfs.FS
 	// health is what Pebble reported through its logger and event listener (health.go).

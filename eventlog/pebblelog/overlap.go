@@ -9,9 +9,25 @@ import (
 	"github.com/coordlog/coordlog/eventlog"
 )
 
-// checkOverlap compares the batches of partition p of src below the log's next offset (those
-// an import skips because the log holds them already) with the log, and returns an error
-// wrapping ErrOtherLog at the first offset whose records differ.
+// CheckOverlap compares, for each of the partitions, the batches of src below the log's next
+// offset (those an import skips because the log holds them already) with the log, and returns
+// an error wrapping ErrOtherLog at the first offset whose records differ. The counts it
+// returns (Checked, CheckedBytes, Rewritten, BeforeStart) are also passed to progress, when
+// set, every 1024 batches. Import runs it before writing anything; a caller that wants a
+// refused input to leave the database's directory untouched runs it in Options.BeforeWrite
+// and tells Import (ImportOptions.OverlapChecked).
+func CheckOverlap(ctx context.Context, src eventlog.Source, l *Log, parts []int32, progress func(ImportProgress)) (ImportProgress, error) {
+	var total ImportProgress
+	for _, p := range parts {
+		total.Partition = p
+		if err := checkOverlap(ctx, src, l, p, progress, &total); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// checkOverlap is CheckOverlap for partition p.
 //
 // A batch identical to the log's (same offsets and CRC, which covers its records) is the same
 // batch. One whose CRC differs may still be the same log's: Kafka's log cleaner (or coordlog's
@@ -20,7 +36,7 @@ import (
 // batch is compared record by record: every offset present on both sides must hold the same
 // key, value and headers; an offset present on one side only was cleaned away. Anything
 // else (a record that differs, a batch straddling the log's end) is another log.
-func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, opts ImportOptions, total *ImportProgress) error {
+func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, progress func(ImportProgress), total *ImportProgress) error {
 	next, err := l.NextOffset(p)
 	if err != nil || next == 0 {
 		return err
@@ -79,8 +95,8 @@ func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, opt
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if opts.Progress != nil {
-				opts.Progress(*total)
+			if progress != nil {
+				progress(*total)
 			}
 		}
 		if s.LastOffset == next-1 {

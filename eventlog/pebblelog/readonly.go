@@ -39,7 +39,7 @@ func openReadOnly(dir string, opts *Options) (*Log, error) {
 		base = vfs.Default
 	}
 	h := newHealth(dir)
-	l := &Log{dir: dir, readOnly: true, fs: base, health: h, next: map[int32]int64{}}
+	l := &Log{dir: dir, readOnly: true, underOwnLock: opts.underOwnLock, fs: base, health: h, next: map[int32]int64{}}
 	const attempts = 5
 	var err error
 	for i := range attempts {
@@ -87,7 +87,7 @@ func (l *Log) readError(err error) error {
 // writer returns the process writing the database, if any and if it can be told (only on the
 // real filesystem).
 func (l *Log) writer() (Holder, bool) {
-	if l.fs != vfs.Default {
+	if l.fs != vfs.Default || l.underOwnLock {
 		return Holder{}, false
 	}
 	return Writer(l.dir)

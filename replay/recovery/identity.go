@@ -95,13 +95,14 @@ func CheckLog(src eventlog.Source, m snapshot.Meta) error {
 		if want.Offset == 0 {
 			where = "first batch"
 		}
+		snap := fmt.Sprintf("offsets %d..%d crc 0x%08x in the snapshot", want.BaseOffset, want.LastOffset, want.CRC)
 		switch {
 		case !ok:
-			return fmt.Errorf("%w: %s: none here, offsets %d..%d crc 0x%08x in the snapshot", ErrForeignLog, where, want.BaseOffset, want.LastOffset, want.CRC)
+			return fmt.Errorf("%w: %s: none here, %s", ErrForeignLog, where, snap)
 		case got.BaseOffset != want.BaseOffset || got.LastOffset != want.LastOffset:
-			return fmt.Errorf("%w: %s: offsets %d..%d here, %d..%d in the snapshot", ErrForeignLog, where, got.BaseOffset, got.LastOffset, want.BaseOffset, want.LastOffset)
+			return fmt.Errorf("%w: %s: offsets %d..%d crc 0x%08x here, %s", ErrForeignLog, where, got.BaseOffset, got.LastOffset, got.CRC, snap)
 		case got.CRC != want.CRC:
-			return fmt.Errorf("%w: %s (offsets %d..%d) has crc 0x%08x here, 0x%08x in the snapshot", ErrForeignLog, where, got.BaseOffset, got.LastOffset, got.CRC, want.CRC)
+			return fmt.Errorf("%w: %s (offsets %d..%d): crc 0x%08x here, 0x%08x in the snapshot", ErrForeignLog, where, got.BaseOffset, got.LastOffset, got.CRC, want.CRC)
 		}
 	}
 	return nil

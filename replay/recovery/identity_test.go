@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestLogIdentity(t *testing.T) {
 	err = CheckLog(other, m)
 	require.ErrorIs(t, err, ErrForeignLog)
 	require.ErrorContains(t, err, "taken from another log: batch at offset ")
-	require.ErrorContains(t, err, " here, 0x")
+	require.ErrorContains(t, err, fmt.Sprintf("crc 0x%08x here, 0x%08x in the snapshot", changed.CRC, last.CRC))
 
 	// A log whose first batch differs.
 	other = &genSource{batches: append([]*eventlog.Batch(nil), src.batches...)}
