@@ -50,22 +50,34 @@ func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, pro
 		return err
 	}
 	defer sit.Close()
-	dit, err := l.Batches(p, 0)
+	it, err := l.Batches(p, 0)
 	if err != nil {
 		return err
 	}
-	defer dit.Close()
+	defer it.Close()
+	// The log's batches are read header first: their records are decoded only for the
+	// batches whose CRC differs from the input's.
+	dit := it.(*iter)
 	var d *eventlog.Batch // the log's batch at or after the input's current offset
+	decoded := false      // whether d's records are decoded
 	// at positions d on the first batch of the log whose last offset is >= off.
 	at := func(off int64) error {
 		for d == nil || d.LastOffset < off {
-			if !dit.Next() {
+			if !dit.nextHeader() {
 				d = nil
 				return dit.Err()
 			}
-			d = dit.Batch()
+			d, decoded = dit.Batch(), false
 		}
 		return nil
+	}
+	// records positions d like at, with its records decoded.
+	records := func(off int64) error {
+		if err := at(off); err != nil || d == nil || decoded {
+			return err
+		}
+		decoded = true
+		return dit.withRecords()
 	}
 	for sit.Next() {
 		s := sit.Batch()
@@ -84,7 +96,7 @@ func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, pro
 			return err
 		}
 		if d == nil || d.BaseOffset != s.BaseOffset || d.LastOffset != s.LastOffset || d.CRC != s.CRC {
-			if err := sameRecords(p, s, at, &d); err != nil {
+			if err := sameRecords(p, s, records, &d); err != nil {
 				return err
 			}
 			total.Rewritten++
@@ -109,7 +121,8 @@ func checkOverlap(ctx context.Context, src eventlog.Source, l *Log, p int32, pro
 }
 
 // sameRecords checks that every record of s that the log holds (at positions the log's
-// iterator, d its current batch) is the same record there.
+// iterator on the batch holding an offset, with its records decoded; d is that batch) is the
+// same record there.
 func sameRecords(p int32, s *eventlog.Batch, at func(int64) error, d **eventlog.Batch) error {
 	for i := range s.Records {
 		r := &s.Records[i]

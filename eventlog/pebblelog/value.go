@@ -143,6 +143,15 @@ func (i *iter) next(headerOnly bool) bool {
 	return true
 }
 
+// withRecords decodes the records of the current batch after nextHeader.
+func (i *iter) withRecords() error {
+	v, err := i.it.ValueAndErr()
+	if err == nil {
+		err = decodeBatch(&i.batch, i.it.Key(), v, false)
+	}
+	return i.l.readError(err)
+}
+
 func (i *iter) Batch() *eventlog.Batch { return &i.batch }
 func (i *iter) Err() error             { return i.err }
 
