@@ -52,20 +52,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// holdWriter opens dir for writing, writes coordlog.lock as import does, says "ready" and
-// holds the database until stdin closes.
+// holdWriter takes dir's writer lock and opens it for writing, as import does, says "ready"
+// and holds the database until stdin closes.
 func holdWriter(dir string) int {
+	held, err := lockDatabase(dir, "replay import")
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
 	l, err := pebblelog.Open(dir, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
-	host, _ := os.Hostname()
-	b, _ := json.Marshal(map[string]any{"command": "import", "pid": os.Getpid(), "host": host, "since": "2025-01-02T03:04:05Z"})
-	_ = os.WriteFile(filepath.Join(dir, "coordlog.lock"), append(b, '\n'), 0o644)
 	fmt.Println("ready")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	l.Close()
+	held.Release()
 	return 0
 }
 
@@ -137,7 +140,13 @@ func newDB(t *testing.T, dir, name string) {
 }
 
 // dirListing describes every file under dir (name, size, mode, modification time).
-func dirListing(t *testing.T, dir string) string {
+func dirListing(t *testing.T, dir string) string { return listDir(t, dir, true) }
+
+// fileListing is dirListing without the directories' modification times: a writer that was
+// refused took and released its lock file (coordlog.lock), which touches the directory.
+func fileListing(t *testing.T, dir string) string { return listDir(t, dir, false) }
+
+func listDir(t *testing.T, dir string, dirTimes bool) string {
 	t.Helper()
 	var lines []string
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -149,7 +158,11 @@ func dirListing(t *testing.T, dir string) string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
-		lines = append(lines, fmt.Sprintf("%s %d %v %d", rel, st.Size(), st.Mode(), st.ModTime().UnixNano()))
+		mtime := st.ModTime().UnixNano()
+		if d.IsDir() && !dirTimes {
+			mtime = 0
+		}
+		lines = append(lines, fmt.Sprintf("%s %d %v %d", rel, st.Size(), st.Mode(), mtime))
 		return nil
 	}))
 	sort.Strings(lines)
@@ -224,7 +237,7 @@ func TestReadersBesideAWriter(t *testing.T) {
 
 	r = cli(t, "import", recording(t, "classic"), "--db", db, "--progress", "none")
 	require.Equal(t, exitFailure, r.code, r.String())
-	require.Contains(t, r.err, fmt.Sprintf("is in use by import (pid %d, since 2025-01-02T03:04:05Z): wait for it to finish", holder.Process.Pid))
+	require.Contains(t, r.err, fmt.Sprintf(`is in use by "replay import" (pid %d on host `, holder.Process.Pid))
 	require.NotContains(t, r.err, "temporarily unavailable")
 }
 
@@ -442,13 +455,13 @@ func TestImportAnotherDump(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
 	r := cli(t, "import", recording(t, "classic"), "--db", db, "--progress", "none")
 	require.Zero(t, r.code, r.String())
-	before := dirListing(t, db)
+	before := fileListing(t, db)
 	r = cli(t, "import", recording(t, "consumer"), "--db", db, "--progress", "none")
 	require.Equal(t, exitFailure, r.code, r.String())
 	require.Contains(t, r.err, "import refused: partition 0: the input is another log than the database holds: offset 0 holds key")
 	require.Contains(t, r.err, "in the database (batch 0..0, crc 0x")
 	require.Contains(t, r.err, "nothing imported")
-	require.Equal(t, before, dirListing(t, db), "nothing written")
+	require.Equal(t, before, fileListing(t, db), "nothing written")
 
 	r = cli(t, "import", recording(t, "classic"), "--db", db, "--progress", "none")
 	require.Zero(t, r.code, r.String())

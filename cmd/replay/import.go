@@ -89,10 +89,15 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if err := input.CheckDBPath(f.db, dir); err != nil {
 		return usageError{err}
 	}
+	held, err := lockDatabase(f.db, "replay import")
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	show := newProgress(f.progress, stderr, total)
 	start := time.Now()
 	// What the database holds already is compared with the input before the database is
-	// opened for writing, under its lock: a refused input leaves it as it was.
+	// opened for writing: a refused input leaves it as it was.
 	var checked pebblelog.ImportProgress
 	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) (err error) {
 		checked, err = pebblelog.CheckOverlap(cmd.Context(), r, ro, parts, show.update)

@@ -269,6 +269,11 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 	if err := input.CheckDBPath(f.db); err != nil {
 		return usageError{err}
 	}
+	held, err := lockDatabase(f.db, "replay import --bootstrap-server")
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	// What the database holds already is compared with the topic once, before the database
 	// is opened for writing (a refused topic leaves it as it was); each later round only
 	// appends what this command read from the same topic.

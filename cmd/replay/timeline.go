@@ -72,7 +72,7 @@ func runTimeline(cmd *cobra.Command, path string, f *timelineFlags, stdout, stde
 		if err != nil {
 			return err
 		}
-		in, err := openInput(path, mode)
+		in, err := openInput(cmd, path, mode)
 		if err != nil {
 			return err
 		}

@@ -1,86 +1,66 @@
 package pebblelog
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/coordlog/coordlog/eventlog/lock"
 )
 
 // Holder is a process that has a database open for writing.
 type Holder struct {
 	PID int
-	// Command, Host and Since come from <db>/coordlog.lock, the writer lock coordlog's writing
-	// commands hold, when it names the same process; Command is empty otherwise (a writer
-	// that did not say what it is).
+	// Command, Host and Since come from the database's writer lock (package lock,
+	// <db>/coordlog.lock) when the process holds it; Command is empty for a writer that took
+	// only Pebble's own lock (an older coordlog, a Go program using this package).
 	Command string
 	Host    string
 	Since   time.Time
 }
 
-// Name is the command when known, else "another process".
+// Name is the command when known, else "this process" or "another process".
 func (h Holder) Name() string {
-	if h.Command != "" {
+	switch {
+	case h.PID == os.Getpid():
+		return "this process"
+	case h.Command != "":
 		return h.Command
 	}
 	return "another process"
 }
 
-// String is "import (pid 123, since 2025-01-02T03:04:05Z)".
+// String is `"replay import" (pid 123 on host h, since 03:04:05Z)`, the lock package's
+// rendering, or "another process (pid 123)".
 func (h Holder) String() string {
-	s := fmt.Sprintf("%s (pid %d", h.Name(), h.PID)
-	if h.Host != "" {
-		if name, _ := os.Hostname(); name != h.Host {
-			s += " on " + h.Host
-		}
+	if h.Command == "" || h.PID == os.Getpid() {
+		return fmt.Sprintf("%s (pid %d)", h.Name(), h.PID)
 	}
-	if !h.Since.IsZero() {
-		s += ", since " + h.Since.UTC().Format(time.RFC3339)
-	}
-	return s + ")"
+	return (&lock.Holder{Command: h.Command, PID: h.PID, Host: h.Host, Since: h.Since}).String()
 }
 
-// Writer returns the process that holds the database in dir open for writing, if any. Pebble
-// holds an fcntl write lock on <dir>/LOCK while a database is open for writing; Writer asks the
-// kernel who holds it (without taking it), and reads coordlog.lock for what that process is.
-// It returns false when no process holds the lock or when that cannot be told (no LOCK file,
-// one that cannot be read, a platform without fcntl locks).
+// Writer returns the process that holds the database in dir open for writing, if any: the
+// holder of its writer lock (lock.HolderOf), else the process holding Pebble's fcntl lock
+// on <dir>/LOCK, which the kernel names (F_GETLK, which takes no lock). It returns false
+// when no process holds either or when that cannot be told (no LOCK file, one that cannot be
+// read, a platform without fcntl locks).
 func Writer(dir string) (Holder, bool) {
 	if openForWriting(dir) {
-		// Asking would open and close LOCK in this very process, and closing any descriptor of
-		// a file drops the process's fcntl locks on it: the writer's lock would be gone.
-		return Holder{PID: os.Getpid(), Command: "this process"}, true
+		// Asking the kernel would open and close LOCK in this very process, and closing any
+		// descriptor of a file drops the process's fcntl locks on it: the writer's lock would
+		// be gone.
+		return Holder{PID: os.Getpid()}, true
+	}
+	if h, err := lock.HolderOf(dir); err == nil && h != nil && h.PID != 0 {
+		return Holder{PID: h.PID, Command: h.Command, Host: h.Host, Since: h.Since}, true
 	}
 	pid, ok := lockHolder(filepath.Join(dir, "LOCK"))
 	if !ok {
 		return Holder{}, false
 	}
-	h := Holder{PID: pid}
-	if l, ok := readLockFile(dir); ok && l.PID == pid {
-		h.Command, h.Host = l.Command, l.Host
-		h.Since, _ = time.Parse(time.RFC3339, l.Since)
-	}
-	return h, true
-}
-
-// lockFile is the one JSON line of <db>/coordlog.lock, written by the command that holds the
-// database's writer lock.
-type lockFile struct {
-	Command string `json:"command"`
-	PID     int    `json:"pid"`
-	Host    string `json:"host"`
-	Since   string `json:"since"`
-}
-
-func readLockFile(dir string) (lockFile, bool) {
-	var l lockFile
-	b, err := os.ReadFile(filepath.Join(dir, "coordlog.lock"))
-	if err != nil || json.Unmarshal(b, &l) != nil {
-		return l, false
-	}
-	return l, true
+	return Holder{PID: pid}, true
 }
 
 // writers are the directories this process has open for writing (absolute, cleaned), with

@@ -3,7 +3,6 @@ package pebblelog_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/internal/testgen"
+	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 )
@@ -147,25 +147,28 @@ func TestReadOnlySurvivesWriterCompactions(t *testing.T) {
 // holderEnv makes the test binary a writer that holds a database (see TestHelperHoldWriter).
 const holderEnv = "COORDLOG_TEST_HOLD_DB"
 
-// TestHelperHoldWriter is not a test: run with holderEnv set, it opens that database for
-// writing, writes coordlog.lock as the import command would, says "ready" and holds the
+// TestHelperHoldWriter is not a test: run with holderEnv set, it takes the database's writer
+// lock and opens it for writing, as the import command does, says "ready" and holds the
 // database until its stdin closes.
 func TestHelperHoldWriter(t *testing.T) {
 	dir := os.Getenv(holderEnv)
 	if dir == "" {
 		t.Skip("helper process")
 	}
+	held, err := lock.Database(dir, "replay import")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
 	l, err := pebblelog.Open(dir, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	host, _ := os.Hostname()
-	b, _ := json.Marshal(map[string]any{"command": "import", "pid": os.Getpid(), "host": host, "since": "2025-01-02T03:04:05Z"})
-	_ = os.WriteFile(filepath.Join(dir, "coordlog.lock"), append(b, '\n'), 0o644)
 	fmt.Println("ready")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	l.Close()
+	held.Release()
 	os.Exit(0)
 }
 
@@ -199,11 +202,13 @@ func TestWriterInAnotherProcess(t *testing.T) {
 	h, busy := pebblelog.Writer(dir)
 	require.True(t, busy)
 	require.Equal(t, pid, h.PID)
-	require.Equal(t, "import", h.Command)
-	require.Contains(t, h.String(), fmt.Sprintf("import (pid %d, since 2025-01-02T03:04:05Z)", pid))
+	require.Equal(t, "replay import", h.Command)
+	require.Contains(t, h.String(), fmt.Sprintf(`"replay import" (pid %d on host `, pid))
 
+	// A writer that does not take the writer lock first (a Go program using this package)
+	// meets Pebble's: named too.
 	_, err := pebblelog.Open(dir, nil)
-	require.ErrorContains(t, err, fmt.Sprintf("is in use by import (pid %d", pid))
+	require.ErrorContains(t, err, fmt.Sprintf(`is in use by "replay import" (pid %d`, pid))
 	require.NotContains(t, err.Error(), "temporarily unavailable")
 
 	r, err := pebblelog.Open(dir, &pebblelog.Options{ReadOnly: true})
@@ -220,7 +225,7 @@ func TestWriterInAnotherProcess(t *testing.T) {
 		require.NoError(t, os.Remove(m))
 	}
 	_, err = pebblelog.Open(dir, &pebblelog.Options{ReadOnly: true})
-	require.ErrorContains(t, err, fmt.Sprintf("in use by import (pid %d", pid))
+	require.ErrorContains(t, err, fmt.Sprintf(`in use by "replay import" (pid %d`, pid))
 	require.ErrorContains(t, err, "run the command again")
 }
 

@@ -23,6 +23,13 @@ const (
 	KindOpenTransaction       = "open-transaction"
 	KindOffsetsOfDeletedGroup = "offsets-of-deleted-group"
 	KindWrongPartition        = "wrong-partition"
+	// KindUnknownRecordType: records of a type the replayed Kafka version's loader does not
+	// know, skipped as it skips them (one finding per partition and type, with the count).
+	KindUnknownRecordType = "unknown-record-type"
+	// KindControlDataKey: a record of a control batch whose key is not a 4-byte version-0
+	// control key (a data record in a control batch); Kafka reads its first four bytes as the
+	// control type and ignores the rest (one finding per partition, with the count).
+	KindControlDataKey = "control-batch-data-key"
 )
 
 // Finding is one thing worth an operator's look.
@@ -47,7 +54,7 @@ func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
 
 // Observer returns the observer that audits partition p's records as they replay.
 func (a *Audit) Observer(p int32) replay.Observer {
-	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}}
+	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}, unknown: map[recordcodec.RecordType]*oddRecords{}}
 	a.mu.Lock()
 	a.batches[p] = b
 	a.mu.Unlock()
@@ -64,6 +71,7 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 	for _, b := range a.batches {
 		b.flush()
 		out = append(out, b.findings...)
+		out = append(out, b.oddFindings()...)
 	}
 	if report != nil {
 		for _, p := range report.Problems() {
@@ -103,6 +111,43 @@ type batchAudit struct {
 	findings  []Finding
 	groups    map[string]string // groups with records in this partition (each its own key)
 	last      string            // the group of the previous record (a key of groups)
+	unknown   map[recordcodec.RecordType]*oddRecords
+	dataKeys  oddRecords // control records with data keys
+}
+
+// oddRecords counts records worth one finding, however many there are.
+type oddRecords struct {
+	count       int64
+	first, last int64 // offsets
+	keyLen      int   // the first one's key length (control records)
+}
+
+func (o *oddRecords) add(offset int64) {
+	if o.count == 0 {
+		o.first = offset
+	}
+	o.count++
+	o.last = offset
+}
+
+// oddFindings returns the findings for unknown record types and control data keys.
+func (a *batchAudit) oddFindings() []Finding {
+	var out []Finding
+	types := make([]recordcodec.RecordType, 0, len(a.unknown))
+	for t := range a.unknown {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		o := a.unknown[t]
+		out = append(out, Finding{a.partition, o.first, KindUnknownRecordType,
+			fmt.Sprintf("%d record(s) of type %d, unknown to the replayed Kafka version's loader, at offsets %d to %d: skipped, as Kafka skips them (a newer Kafka's records, or damage?)", o.count, int16(t), o.first, o.last)})
+	}
+	if o := a.dataKeys; o.count > 0 {
+		out = append(out, Finding{a.partition, o.first, KindControlDataKey,
+			fmt.Sprintf("%d record(s) of control batches at offsets %d to %d have keys that are not 4-byte version-0 control keys (the first is %d bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type", o.count, o.first, o.last, o.keyLen)})
+	}
+	return out
 }
 
 func (a *batchAudit) flush() {
@@ -134,6 +179,17 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Violation != nil {
 		a.findings = append(a.findings, Finding{a.partition, ev.Offset, KindViolation, ev.Violation.Error()})
 	}
+	if ev.Batch.Attributes.Control() {
+		a.controlKey(ev)
+	}
+	if ev.Skipped == "unknown-type" {
+		o := a.unknown[ev.Record.Key.Type]
+		if o == nil {
+			o = &oddRecords{}
+			a.unknown[ev.Record.Key.Type] = o
+		}
+		o.add(ev.Offset)
+	}
 	k := ev.Record.Key
 	if ev.Marker != nil || ev.Skipped != "" {
 		return
@@ -150,10 +206,12 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:
+		// a.last, not k.Group: a map key must not alias the batch, whose bytes the source
+		// may reuse once the batch is applied.
 		if tomb {
-			a.members[k.Group]--
+			a.members[a.last]--
 		} else {
-			a.members[k.Group]++
+			a.members[a.last]++
 		}
 		return
 	}
@@ -162,7 +220,24 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	}
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMetadata, recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.StreamsGroupTargetAssignmentMetadata:
-		a.meta[k.Group] = true
+		a.meta[a.last] = true
+	}
+}
+
+// controlKey counts a control record whose key is not a version-0 control key of 4 bytes.
+func (a *batchAudit) controlKey(ev *replay.Event) {
+	for i := range ev.Batch.Records {
+		r := &ev.Batch.Records[i]
+		if r.Offset != ev.Offset {
+			continue
+		}
+		if len(r.Key) != 4 || r.Key[0] != 0 || r.Key[1] != 0 {
+			if a.dataKeys.count == 0 {
+				a.dataKeys.keyLen = len(r.Key)
+			}
+			a.dataKeys.add(ev.Offset)
+		}
+		return
 	}
 }
 
