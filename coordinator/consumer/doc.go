@@ -100,6 +100,13 @@
 //     the downgrade when the last consumer-protocol member leaves; and, where the log implies
 //     them, MEMBER_ID_REQUIRED, Heartbeats answering REBALANCE_IN_PROGRESS and SyncGroups
 //     answering what the members then report owning.
+//   - fixtures' TestConformanceConsumerRequests replays every ConsumerGroupHeartbeat of real
+//     brokers' request logs (fixtures/real/requests-*, and fresh recordings in CI) at the
+//     broker's time with the metadata images its coordinator applied, and requires Kafka's
+//     response and records for each, and for each session timeout and regex resolution
+//     (fixtures/CONFORMANCE.md). It meets the member order below where ids share a bucket;
+//     TestConformanceClassicRequests does the same for the classic requests inside consumer
+//     groups and the conversions of fixtures/real/requests-migration.
 //
 // # Differences from Kafka 4.4 (deliberate, each tested or documented here)
 //

@@ -15,6 +15,7 @@ type logBuilder struct {
 	t    *testing.T
 	p    int32
 	next int64
+	ts   int64 // the timestamp of the next batch's records (Unix ms)
 	log  []*eventlog.Batch
 }
 
@@ -29,7 +30,7 @@ func (lb *logBuilder) batch(pid int64, recs ...recordcodec.Record) {
 	for _, r := range recs {
 		k, v, err := recordcodec.Encode(r)
 		require.NoError(lb.t, err)
-		b.Records = append(b.Records, eventlog.Record{Offset: lb.next, Key: k, Value: v})
+		b.Records = append(b.Records, eventlog.Record{Offset: lb.next, Timestamp: lb.ts, Key: k, Value: v})
 		lb.next++
 	}
 	if len(recs) == 0 { // a header-only batch (a compaction leftover) keeps one offset
@@ -187,7 +188,7 @@ func TestFindings(t *testing.T) {
 }
 
 // TestDamagedInputAndOrder: damaged input in the report is a finding, and findings come sorted
-// by partition, then offset, whatever order partitions finished in.
+// by partition, then offset (end-of-log findings last), whatever order partitions finished in.
 func TestDamagedInputAndOrder(t *testing.T) {
 	a := New()
 	var engines []*replay.Engine
@@ -200,9 +201,9 @@ func TestDamagedInputAndOrder(t *testing.T) {
 	rep.Add(eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: 0, Offset: 1})
 	rep.Add(eventlog.Problem{Kind: eventlog.KindBadCRC, Partition: 2, Offset: 9, File: "x.log", Detail: "bad crc"})
 	got := a.Finish(engines, &rep, 0)
-	require.Equal(t, []string{KindMemberEpochAhead, KindMemberEpochAhead, KindDamagedInput}, kinds(got))
+	require.Equal(t, []string{KindMemberEpochAhead, KindDamagedInput, KindMemberEpochAhead}, kinds(got), "end-of-log findings last")
 	require.Equal(t, []int32{0, 2, 2}, []int32{got[0].Partition, got[1].Partition, got[2].Partition})
-	require.Equal(t, int64(9), got[2].Offset)
+	require.Equal(t, int64(9), got[1].Offset)
 	require.Equal(t, int32(3), PartitionCount([]int32{0, 1, 2}))
 	require.Equal(t, int32(0), PartitionCount([]int32{0, 2}))
 	require.Equal(t, int32(0), PartitionCount([]int32{0}))

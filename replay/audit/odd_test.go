@@ -41,6 +41,10 @@ func TestUnknownTypesAndControlDataKeys(t *testing.T) {
 	e := lb.replay(a)
 	got := a.Finish([]*replay.Engine{e}, nil, 0)
 	require.Equal(t, []string{KindUnknownRecordType, KindControlDataKey}, kinds(got))
-	require.Equal(t, Finding{0, 1, KindUnknownRecordType, "3 record(s) of type 99, unknown to the replayed Kafka version's loader, at offsets 1 to 3: skipped, as Kafka skips them (a newer Kafka's records, or damage?)"}, got[0])
-	require.Equal(t, Finding{0, 5, KindControlDataKey, "1 record(s) of control batches at offsets 5 to 5 have keys that are not 4-byte version-0 control keys (the first is 10 bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type"}, got[1])
+	require.Equal(t, Finding{Partition: 0, Offset: 1, Kind: KindUnknownRecordType, Time: lb.log[1].Records[0].Timestamp,
+		Detail: "3 record(s) of type 99, unknown to the replayed Kafka version's loader, at offsets 1 to 3: skipped, as Kafka skips them (a newer Kafka's records, or damage?)",
+		Next:   "`replay decode INPUT --partition 0 --from-offset 1 --to-offset 1` shows them; a newer --kafka-version may know the type"}, got[0])
+	require.Equal(t, Finding{Partition: 0, Offset: 5, Kind: KindControlDataKey, Time: ctrl.Records[0].Timestamp,
+		Detail: "1 record(s) of control batches at offsets 5 to 5 have keys that are not 4-byte version-0 control keys (the first is 10 bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type",
+		Next:   "`replay decode INPUT --partition 0 --from-offset 5 --to-offset 5` shows the batch"}, got[1])
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/eventlogtest"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/testcorpus"
@@ -150,7 +151,8 @@ type adminListing struct {
 func listGroups(t *testing.T, in eventlog.Source, until int64, f query.GroupFilter) ([]query.GroupRow, *query.Activity) {
 	t.Helper()
 	act := query.NewActivity()
-	res, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: 0, Until: until, Observer: act}}, replay.Options{}, 0)
+	// From batches overwritten once applied: what the state and the activity keep is copied.
+	res, err := replay.ReplayCuts(context.Background(), eventlogtest.Scribbling(in), []replay.Cut{{Partition: 0, Until: until, Observer: act}}, replay.Options{}, 0)
 	require.NoError(t, err)
 	return query.ListGroups([]query.PartitionState{{Partition: 0, View: res[0].Engine.State(), Activity: act}}, f), act
 }
