@@ -9,7 +9,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
@@ -158,8 +157,8 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(res.Bytes) / s / (1 << 20)
 	}
-	fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes in %s (%.1f MB/s) into %s\n",
-		res.Batches, res.Records, res.Bytes, elapsed.Round(time.Millisecond), rate, f.db)
+	fmt.Fprintf(stdout, "imported %s, %s, %s in %s (%.1f MB/s) into %s\n",
+		plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), elapsed.Round(time.Millisecond), rate, f.db)
 	switch {
 	case failedWrite:
 		return fmt.Errorf("import stopped: %w", err)
@@ -184,7 +183,7 @@ func newProgress(mode string, w io.Writer, total int64) *progress {
 	p := &progress{w: w, total: total, start: time.Now()}
 	if mode == "auto" {
 		mode = "lines"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if isTerminal(w) {
 			mode = "bar"
 		}
 	}

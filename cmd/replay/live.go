@@ -65,6 +65,9 @@ func (f *liveFlags) set() bool { return f.bootstrap != "" }
 // args accepts no positional argument with --bootstrap-server and n without.
 func (f *liveFlags) args(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if f.interval <= 0 {
+			return usageError{fmt.Errorf("--follow-interval %s: give a positive duration", f.interval)}
+		}
 		if f.set() {
 			if len(args) != 0 {
 				return usageError{fmt.Errorf("%s --bootstrap-server reads the cluster; it takes no input directory (got %q)", cmd.Name(), args)}
@@ -299,8 +302,8 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 				fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d)\n", p, first, next-1, next)
 			}
 		}
-		fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes from %s in %s into %s\n",
-			res.Batches, res.Records, res.Bytes, in.path, elapsed.Round(time.Millisecond), f.db)
+		fmt.Fprintf(stdout, "imported %s, %s, %s from %s in %s into %s\n",
+			plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), in.path, elapsed.Round(time.Millisecond), f.db)
 	}
 	report(res, time.Since(start))
 	if err != nil {

@@ -68,7 +68,8 @@ kafka-consumer-groups --describe prints them.
 --format csv writes the committed offsets exactly as kafka-consumer-groups --reset-offsets
 --from-file reads them (topic,partition,offset for one group; group,topic,partition,offset for
 several) and prints on stderr the kafka-consumer-groups (or kafka-streams-groups) command line
-that applies the file. "offsets restore" applies them itself, with a preview and a read-back.`,
+that applies the file. "offsets restore" applies them itself, with a preview and a read-back.
+--format json prints a document described by the JSON Schema docs/json/offsets.schema.json.`,
 		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
@@ -88,6 +89,8 @@ that applies the file. "offsets restore" applies them itself, with a preview and
 	return cmd
 }
 
+// offsetsDoc is what offsets prints. Its JSON is written piece by piece (see runOffsets) and
+// described by docs/json/offsets.schema.json.
 type offsetsDoc struct {
 	KafkaVersion string           `json:"kafkaVersion"`
 	AtOffset     *int64           `json:"atOffset"`
@@ -121,7 +124,7 @@ func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Wri
 			r.close()
 			var ue *query.UnknownGroupError
 			if len(f.partitions) > 0 && errors.As(err, &ue) {
-				return nil, fmt.Errorf("%w (only __consumer_offsets partition(s) %s were read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, intsLabel(f.partitions))
+				return nil, fmt.Errorf("%w (only __consumer_offsets %s %s read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, pluralWord(len(f.partitions), "partition", "partitions"), intsLabel(f.partitions)+pluralWord(len(f.partitions), " was", " were"))
 			}
 			return nil, err
 		}
@@ -211,9 +214,11 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
+	width := widthOf(stdout)
 	if f.format == "json" {
 		js := &jsonStream{w: out}
 		js.raw("{\n")
+		js.field(1, "schemaVersion", schemaVersion, true)
 		js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 		js.field(1, "atOffset", doc.AtOffset, true)
 		if doc.AtTime != nil {
@@ -235,19 +240,19 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 				if lagOn {
 					for _, row := range cluster.Lag(offs, logs) {
 						js.sep(n, 4)
-						js.value(4, row)
+						js.value(4, lagJSON(row))
 						n++
 					}
 					continue
 				}
 				for _, o := range offs {
 					js.sep(n, 4)
-					js.value(4, o)
+					js.value(4, offsetJSON(o))
 					n++
 				}
 			}
 			js.close(n, 3, "],\n")
-			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
 			js.raw("\n" + indent(2) + "}")
 		}
 		js.close(len(doc.Partitions), 1, "]")
@@ -263,28 +268,30 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		if p.Position != nil {
 			at = " at " + positionLabel(p.Position)
 		}
-		fmt.Fprintf(out, "Partition %d%s (next offset %d): %d committed offsets\n", p.Partition, at, p.NextOffset, total)
+		fmt.Fprintf(out, "Partition %d%s (next offset %d): %s\n", p.Partition, at, p.NextOffset, plural(int64(total), "committed offset"))
 		if total > 0 {
 			if lagOn {
-				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs)
+				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs, width)
 			} else {
-				t := tw(out)
-				fmt.Fprintln(t, offsetsHeader)
-				rows := 0
+				t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
 				for _, g := range groupsOf(i) {
 					for _, o := range offsetsOf(i, g) {
-						offsetRow(t, o)
-						if rows++; rows%10000 == 0 {
-							t.Flush() // columns align within each block of rows: memory stays bounded
+						t.add(offsetCells(o)...)
+						if t.len() == 10000 {
+							t.write(out, width) // the layout holds for every block: memory stays bounded
 						}
 					}
 				}
-				t.Flush()
+				t.write(out, width)
 			}
 		}
 		for _, pt := range p.PendingTransactions {
-			fmt.Fprintf(out, "Open transaction of producer %d: %d pending offsets (not committed)\n", pt.ProducerID, len(pt.Offsets))
-			printOffsetsWithTime(out, pt.Offsets)
+			fmt.Fprintf(out, "Open transaction of producer %d: %s pending (not committed)\n", pt.ProducerID, plural(int64(len(pt.Offsets)), "offset"))
+			t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+			for _, o := range pt.Offsets {
+				t.add(offsetCells(o)...)
+			}
+			t.write(out, width)
 		}
 	}
 	if f.live.set() && !r.at.IsEnd() {
@@ -314,8 +321,9 @@ func liveLogs(cmd *cobra.Command, lf *liveFlags, r *replayed, groupsOf func(int)
 	return logs, nil
 }
 
-func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs) {
-	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET")
+func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs, width int) {
+	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET").
+		demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			end, lag := "-", "-"
@@ -323,10 +331,10 @@ func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.
 				end, lag = strconv.FormatInt(*row.LogEnd, 10), strconv.FormatInt(*row.Lag, 10)
 			}
 			t.add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
-				strconv.Itoa(int(row.LeaderEpoch)), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
+				epochCell(row.LeaderEpoch), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
 		}
 	}
-	t.write(w)
+	t.write(w, width)
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			if row.Missing != "" {
@@ -392,39 +400,41 @@ func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, 
 		if err := w.(*os.File).Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d offsets of %d group(s) to %s\n", len(all), len(types), f.output)
+		fmt.Fprintf(stderr, "wrote %s of %s to %s\n", plural(int64(len(all)), "offset"), plural(int64(len(types)), "group"), f.output)
 	}
 	bootstrap := f.live.bootstrap
 	if bootstrap == "" {
 		bootstrap = "HOST:PORT"
 	}
-	fmt.Fprintln(stderr, "# apply with Kafka's own tool (dry run first; then --execute in place of --dry-run, while the group has no members):")
+	// Lines to paste into a shell as they are: comments say so on every line.
+	fmt.Fprintln(verbatim(stderr), "# apply with Kafka's own tool (dry run first; then --execute in place of")
+	fmt.Fprintln(verbatim(stderr), "# --dry-run, while the group has no members):")
 	for _, c := range query.ResetCommands(types, bootstrap, file) {
-		fmt.Fprintln(stderr, c.Line())
+		fmt.Fprintln(verbatim(stderr), c.Line())
 		if c.Warning != "" {
-			fmt.Fprintln(stderr, "# note:", c.Warning)
+			fmt.Fprintln(verbatim(stderr), "# note:", c.Warning)
 		}
 	}
 	if pending > 0 {
-		fmt.Fprintf(stderr, "# note: %d offset(s) pending in open transactions are not committed and not in the file\n", pending)
+		fmt.Fprintf(verbatim(stderr), "# note: %s pending in open transactions %s not committed and not in the file\n", plural(int64(pending), "offset"), pluralWord(pending, "is", "are"))
 	}
 	return nil
 }
 
-const offsetsHeader = "  GROUP\tTOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET"
+var offsetsHeader = []string{"GROUP", "TOPIC", "PARTITION", "COMMITTED-OFFSET", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET"}
 
-func offsetRow(t io.Writer, o groupstate.CommittedOffset) {
-	fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%q\t%s\t%d\n", o.GroupID, o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch,
-		o.Metadata, msTime(o.CommitTimestamp), o.RecordOffset)
+func offsetCells(o groupstate.CommittedOffset) []string {
+	return []string{o.GroupID, o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
+		strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
 }
 
-func printOffsetsWithTime(w io.Writer, offs []groupstate.CommittedOffset) {
-	t := tw(w)
-	fmt.Fprintln(t, offsetsHeader)
-	for _, o := range offs {
-		offsetRow(t, o)
+// epochCell renders a leader epoch for a table: "-" for none (-1), as kafka-consumer-groups
+// prints it.
+func epochCell(e int32) string {
+	if e < 0 {
+		return "-"
 	}
-	t.Flush()
+	return strconv.Itoa(int(e))
 }
 
 // msTime renders a Kafka millisecond timestamp in UTC.

@@ -94,6 +94,9 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	if f.from == "" && f.toOffset != math.MaxInt64 {
 		return usageError{fmt.Errorf("--to-offset needs --from")}
 	}
+	if f.partition < 0 || f.toOffset < 0 {
+		return usageError{fmt.Errorf("--partition and --to-offset are 0 or more (got %d and %d)", f.partition, f.toOffset)}
+	}
 	script, err := os.Open(f.scenario)
 	if err != nil {
 		return err

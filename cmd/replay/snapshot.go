@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -157,8 +157,8 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		if rec.Snapshot != nil {
 			from = fmt.Sprintf("snapshot at offset %d", rec.SnapshotOffset)
 		}
-		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %d groups, %d offsets, %s written in %s (state from %s, %s)\n",
-			p, in.Name, in.NextOffset, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
+		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %s, %s, %s written in %s (state from %s, %s)\n",
+			p, in.Name, in.NextOffset, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
 	}
 	return nil
 }
@@ -189,14 +189,15 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 			for _, p := range partitions {
 				want[p] = true
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PARTITION\tNEXT-OFFSET\tSIZE\tKAFKA\tCREATED\tRECORDS\tGROUPS\tOFFSETS\tFILE\tSTATUS")
+			t := newTable("", "PARTITION", "NEXT-OFFSET", "SIZE", "KAFKA", "CREATED", "RECORDS", "GROUPS", "OFFSETS", "FILE", "STATUS").
+				demote("KAFKA", "CREATED", "SIZE", "RECORDS", "GROUPS", "OFFSETS")
 			for _, in := range infos {
 				if len(want) > 0 && !want[in.Partition] {
 					continue
 				}
+				p, next := strconv.Itoa(int(in.Partition)), strconv.FormatInt(in.NextOffset, 10)
 				if in.Err != nil {
-					fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t-\t-\t-\t%s\tunreadable: %v\n", in.Partition, in.NextOffset, mb(in.Size), in.Name, in.Err)
+					t.add(p, next, mb(in.Size), "-", "-", "-", "-", "-", in.Name, fmt.Sprint("unreadable: ", in.Err))
 					continue
 				}
 				m := in.Header.Meta
@@ -204,10 +205,9 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 				if m.CreatedAtUnixMilli != 0 {
 					created = time.UnixMilli(m.CreatedAtUnixMilli).UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\theader ok\n", in.Partition, in.NextOffset, mb(in.Size), m.KafkaVersion, created,
-					counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name)
+				t.add(p, next, mb(in.Size), m.KafkaVersion, created, counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name, "header ok")
 			}
-			if err := tw.Flush(); err != nil {
+			if err := t.write(stdout, widthOf(stdout)); err != nil {
 				return err
 			}
 			broken, err := store.Broken()
@@ -274,11 +274,11 @@ verify only reports). The exit code is 1 when any snapshot is bad.`,
 					fmt.Fprintf(stdout, "BAD  %s: %v\n", name, err)
 					continue
 				}
-				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %d groups, %d offsets, %s, checked in %s%s\n",
-					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(start)), note)
+				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %s, %s, %s, checked in %s%s\n",
+					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(start)), note)
 			}
 			if bad > 0 {
-				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %d snapshots are bad", bad, len(names))}
+				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(len(names)), "snapshot"), pluralWord(bad, "is", "are"))}
 			}
 			return nil
 		},
@@ -350,12 +350,18 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 		for _, m := range rec.Messages() {
 			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
 		}
+		from := restoredFrom{tail: rec.Engine.Stats().Records}
 		if rec.Snapshot != nil {
-			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %d records replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, rec.TailRecords)
+			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %s replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, plural(rec.TailRecords, "record"))
+			from.Snapshot, from.NextOffset = rec.Snapshot.Name, rec.SnapshotOffset
+			if n, ok := rec.Snapshot.Header.Meta.Counter("records"); ok {
+				from.tail -= n
+			}
 		} else {
 			fmt.Fprintf(stderr, "partition %d: no usable snapshot, full replay\n", p)
 		}
 		r.results = append(r.results, replay.Result{Engine: rec.Engine})
+		r.restored = append(r.restored, from)
 	}
 	r.printViolations(stderr)
 	return r, nil

@@ -372,6 +372,7 @@ func TestSuggest(t *testing.T) {
 	names := []string{"orders-app", "orders-app-v2", "payments", "Orders-App", "audit"}
 	require.Equal(t, []string{"Orders-App", "orders-app-v2"}, query.Suggest("orders-app", names, 5))
 	require.Equal(t, []string{"payments"}, query.Suggest("paymnets", names, 5))
+	require.Equal(t, []string{"audit"}, query.Suggest("aduit", names, 5), "a swap of two letters is one edit")
 	require.Equal(t, []string{"Orders-App", "orders-app", "orders-app-v2"}, query.Suggest("orders", names, 5))
 	require.Empty(t, query.Suggest("zzz", names, 5))
 }
