@@ -28,8 +28,8 @@ func newRestartCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `restart rebuilds each partition's state the way a coordinator restarts: it restores the newest
 valid snapshot in <db>/snapshots (a corrupt one, one taken from another log or built with other
 Kafka rules is skipped, and the next older one used; restart only reads: "snapshot create"
-moves corrupt ones aside) and replays only the log after it. It reports the snapshot offset, the records replayed from the tail and the time of each
-phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
+moves corrupt ones aside) and replays only the log after it. It reports the snapshot offset,
+the records replayed from the tail and the time of each phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
 once, matching its CRC, and decode it on every core), restore (assemble the state), tail
 (while the other cores check the restored offsets), and what of that check was left after it. With no usable snapshot it replays the whole log.
 

@@ -27,8 +27,8 @@ import (
 // user, in layers:
 //
 //   - Before every commit a writer checks the filesystem's free space (checkSpace): it stops,
-//     with an error naming the directory, while there is still room for the commit, two
-//     memtable flushes and the reserve. Its own writes therefore never fill the disk.
+//     with an error naming the directory, while there is still room for the commit and two
+//     memtable flushes, its reserve aside. Its own writes therefore never fill the disk.
 //   - A writer keeps a reserve file (Options.Reserve: a memtable and 1 MiB) for when something
 //     else fills the disk. The first ENOSPC frees it (through vfs.OnDiskFull, which then
 //     retries the write that failed) and marks the disk full; from then on compactions are
@@ -206,8 +206,13 @@ func guard(fn func() error) (err error) {
 // would be recovered. Only Fatalf asks, so the cost of reading the stack does not matter.
 func guarded() bool {
 	buf := make([]byte, 64<<10)
-	buf = buf[:runtime.Stack(buf, false)]
-	return strings.Contains(string(buf), "coordlog/eventlog/pebblelog.guard(")
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return strings.Contains(string(buf[:n]), "coordlog/eventlog/pebblelog.guard(")
+		}
+		buf = make([]byte, 2*len(buf)) // guard is among the outermost frames: read them all
+	}
 }
 
 // explainWrite says what a failed write to the database in dir means and what to do; state
@@ -288,7 +293,7 @@ func openWriter(dir string, opts *Options) (*Log, error) {
 		return nil, explainWrite(dir, err, "nothing was written")
 	}
 	// Opening may flush the memtable replayed from the WAL: room for two, and the reserve.
-	if err := l.checkSpace(max(l.reserve, 0)); err != nil {
+	if err := l.checkSpace(0, true); err != nil {
 		return nil, explainWrite(dir, err, "nothing was written")
 	}
 	// This process holds the lock from here on: nothing in it may ask the kernel who holds
@@ -402,26 +407,43 @@ func writeZeros(f *os.File, size int64) error {
 }
 
 // checkSpace returns an ErrNoSpace error when the filesystem of the database has less free
-// space than a write of pending bytes needs to leave the database consistent: the write, two
-// memtable flushes (Pebble flushes one memtable while the next fills) and, before the reserve
-// is set aside, the reserve. It says nothing on filesystems that do not tell (in memory).
-func (l *Log) checkSpace(pending int64) error {
+// space than a commit of pending bytes needs to leave the database consistent: the commit and
+// two memtable flushes (Pebble flushes one memtable while the next fills); when opening, the
+// reserve too, which is not set aside yet. It says nothing on filesystems that do not tell
+// (in memory).
+func (l *Log) checkSpace(pending int64, opening bool) error {
 	du, err := l.fs.GetDiskUsage(l.dir)
 	if err != nil {
 		return nil
 	}
-	if need := pending + l.headroom; int64(du.AvailBytes) < need {
-		return &spaceError{free: int64(du.AvailBytes), need: need, memTable: l.headroom / 2, reserve: max(l.reserve, 0)}
+	e := &spaceError{free: int64(du.AvailBytes), commit: pending, memTable: l.headroom / 2, reserve: max(l.reserve, 0), opening: opening}
+	if e.free < e.need() {
+		return e
 	}
 	return nil
 }
 
 // spaceError is checkSpace's ErrNoSpace.
-type spaceError struct{ free, need, memTable, reserve int64 }
+type spaceError struct {
+	free, commit, memTable, reserve int64
+	opening                         bool
+}
+
+func (e *spaceError) need() int64 {
+	n := e.commit + 2*e.memTable
+	if e.opening {
+		n += e.reserve
+	}
+	return n
+}
 
 func (e *spaceError) Error() string {
-	return fmt.Sprintf("%s free, coordlog needs %s to go on writing safely: the write, two %s memtables and its %s reserve",
-		mib(e.free), mib(e.need), mib(e.memTable), mib(e.reserve))
+	if e.opening {
+		return fmt.Sprintf("%s free, coordlog needs %s to start writing safely: two %s memtable flushes and a %s reserve",
+			mib(e.free), mib(e.need()), mib(e.memTable), mib(e.reserve))
+	}
+	return fmt.Sprintf("%s free, coordlog needs %s to go on writing safely: the next commit of %s and two %s memtable flushes",
+		mib(e.free), mib(e.need()), mib(e.commit), mib(e.memTable))
 }
 
 func (e *spaceError) Is(target error) bool { return target == ErrNoSpace }
@@ -436,7 +458,7 @@ func mib(n int64) string {
 // openError explains why opening for writing failed: a lock held by another process
 // ("resource temporarily unavailable") names that process.
 func (l *Log) openError(err error) error {
-	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "lock held by current process") {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) {
 		if w, busy := l.writer(); busy {
 			return fmt.Errorf("coordlog database %s is in use by %s: wait for it to finish, then run the command again", l.dir, w)
 		}

@@ -282,7 +282,7 @@ func (l *Log) AddPartition(p int32, next int64) error {
 	if err := l.health.stopErr(); err != nil {
 		return l.writeError(err, nil)
 	}
-	if err := l.checkSpace(64); err != nil {
+	if err := l.checkSpace(64, false); err != nil {
 		return l.writeError(err, nil)
 	}
 	if err := guard(func() error {
@@ -442,7 +442,7 @@ func (a *Appender) CommitAsync() error {
 	if err := a.l.health.stopErr(); err != nil {
 		return a.fail(err)
 	}
-	if err := a.l.checkSpace(int64(a.pb.Len())); err != nil {
+	if err := a.l.checkSpace(int64(a.pb.Len()), false); err != nil {
 		return a.fail(err)
 	}
 	for p, n := range a.next {

@@ -28,7 +28,7 @@ var ErrReadOnly = errors.New("database opened read-only")
 // A reader beside a writer sees the database as it was when it opened (the MANIFEST and WALs
 // it read then). The writer goes on compacting and deletes the tables it compacted away, which
 // the reader may still need: so the reader opens every table and blob file in the directory
-// before Pebble reads the MANIFEST, and serves Pebble from those descriptors (pinnedFS), which
+// before Pebble reads the MANIFEST, and serves Pebble from those descriptors (readOnlyFS), which
 // keep a deleted file readable until the reader closes. Only opening itself can still race with
 // the writer (a MANIFEST or WAL replaced while it is read): it is retried a few times while a
 // writer holds the database, and an error that remains names the writer (Holder) and says
