@@ -237,8 +237,9 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 	}
 	for _, p := range res.Partitions {
 		st := res.Stats[p]
-		fmt.Fprintf(w, "partition %d: in %d batches, %d records, %d bytes; out %d batches (%d header-only), %d records",
-			p, st.InBatches, st.InRecords, st.InBytes, st.OutBatches, st.EmptyBatches, st.OutRecords)
+		fmt.Fprintf(w, "partition %d: in  %d batches, %d records, %d bytes\n", p, st.InBatches, st.InRecords, st.InBytes)
+		fmt.Fprintf(w, "%s out %d batches (%d header-only), %d records", strings.Repeat(" ", len(fmt.Sprintf("partition %d:", p))),
+			st.OutBatches, st.EmptyBatches, st.OutRecords)
 		if !dry {
 			fmt.Fprintf(w, ", %d bytes", st.OutBytes)
 		}
@@ -251,12 +252,14 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 		fmt.Fprintf(w, "  %-18s %10d records %12d bytes\n", r, c.Records, c.Bytes)
 	}
 	tot := t.RemovedTotal()
-	fmt.Fprintf(w, "  %-18s %10d records %12d bytes (%d batches dropped, %d rebuilt, %d newly stamped with a delete horizon, %d past the last stable offset kept as is)\n",
-		"total", tot.Records, tot.Bytes, t.DroppedBatches, t.Rebuilt, t.Stamped, t.Uncleanable)
+	fmt.Fprintf(w, "  %-18s %10d records %12d bytes\n", "total", tot.Records, tot.Bytes)
+	fmt.Fprintf(w, "batches: %d dropped, %d rebuilt, %d newly stamped with a delete horizon,\n", t.DroppedBatches, t.Rebuilt, t.Stamped)
+	fmt.Fprintf(w, "  %d past the last stable offset kept as they are\n", t.Uncleanable)
 	if !dry {
 		for _, line := range res.Snapshots {
 			fmt.Fprintf(w, "snapshots: %s\n", line)
 		}
-		fmt.Fprintf(w, "proof: original and compacted logs replay to equal state; published %s (%s)\n", res.Published, took.Round(time.Millisecond))
+		fmt.Fprintln(w, "proof: original and compacted logs replay to equal state")
+		fmt.Fprintf(w, "published %s (%s)\n", res.Published, took.Round(time.Millisecond))
 	}
 }

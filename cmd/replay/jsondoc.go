@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 // The JSON documents' parts that differ from the model's own JSON (groupstate's struct tags,
@@ -49,6 +50,26 @@ type offsetDoc struct {
 	ExpireTimestamp int64   `json:"expireTimestamp"` // -1: none
 	TopicID         *string `json:"topicId"`
 	RecordOffset    int64   `json:"recordOffset"`
+	// Mark is what the commit that wrote it is marked with (offsets only; absent: nothing).
+	Mark *offsetMarkDoc `json:"mark,omitempty"`
+}
+
+// offsetMarkDoc is explain.OffsetMark in offsets' JSON.
+type offsetMarkDoc struct {
+	Marks    []string `json:"marks"`
+	Previous *int64   `json:"previous"`
+	Delta    *int64   `json:"delta"`
+}
+
+func markJSON(m *explain.OffsetMark) *offsetMarkDoc {
+	if m == nil {
+		return nil
+	}
+	d := &offsetMarkDoc{Previous: m.Previous, Delta: m.Delta}
+	for _, k := range m.Marks {
+		d.Marks = append(d.Marks, string(k))
+	}
+	return d
 }
 
 func offsetJSON(o groupstate.CommittedOffset) offsetDoc {

@@ -269,18 +269,30 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
+	if err := input.CheckDBPath(f.db); err != nil {
+		return usageError{err}
+	}
 	held, err := lockDatabase(f.db, "replay import --bootstrap-server")
 	if err != nil {
 		return err
 	}
 	defer held.Release()
-	l, err := pebblelog.Open(f.db, nil)
+	// What the database holds already is compared with the topic once, before the database
+	// is opened for writing (a refused topic leaves it as it was); each later round only
+	// appends what this command read from the same topic.
+	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) error {
+		_, err := pebblelog.CheckOverlap(ctx, src, ro, parts, nil)
+		return err
+	}})
+	if errors.Is(err, pebblelog.ErrOtherLog) {
+		return fmt.Errorf("import refused: %w", err)
+	}
 	if err != nil {
-		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+		return err
 	}
 	defer l.Close()
 	round := func() (pebblelog.ImportProgress, error) {
-		return pebblelog.Import(ctx, src, l, pebblelog.ImportOptions{Partitions: parts})
+		return pebblelog.Import(ctx, src, l, pebblelog.ImportOptions{Partitions: parts, OverlapChecked: true})
 	}
 	start := time.Now()
 	res, err := round()

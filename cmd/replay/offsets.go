@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -107,13 +111,18 @@ type offsetsPartDoc struct {
 }
 
 // readOffsets replays the input (or the cluster) and checks --group: the state the offsets
-// commands read.
-func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Writer) (*replayed, error) {
+// commands read. With marks (a log replayed from its start, not live) each partition's replay
+// also marks the committed offsets by the commit that wrote them (explain.OffsetMarks).
+func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, marks *offsetMarks, stderr io.Writer) (*replayed, error) {
 	var r *replayed
 	var err error
-	if f.live.set() {
+	switch {
+	case f.live.set():
 		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
-	} else {
+	case marks != nil && !f.fromSnapshot:
+		r, err = replayInputParallel(cmd, path, &f.replayFlags, marks.observer(f.group), stderr)
+		marks.close()
+	default:
 		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
 	}
 	if err != nil {
@@ -148,7 +157,11 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
-	r, err := readOffsets(cmd, path, f, stderr)
+	var marks *offsetMarks
+	if f.format != "csv" {
+		marks = &offsetMarks{}
+	}
+	r, err := readOffsets(cmd, path, f, marks, stderr)
 	if err != nil {
 		return err
 	}
@@ -247,7 +260,9 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 				}
 				for _, o := range offs {
 					js.sep(n, 4)
-					js.value(4, offsetJSON(o))
+					d := offsetJSON(o)
+					d.Mark = markJSON(marks.of(p.Partition, o))
+					js.value(4, d)
 					n++
 				}
 			}
@@ -273,16 +288,47 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 			if lagOn {
 				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs, width)
 			} else {
-				t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+				// A MARK column only where a committed offset has one (a rewind, a commit while
+				// the group was empty or by no owner): counted first, so that the layout of
+				// every block is known.
+				marked := map[string]int{}
 				for _, g := range groupsOf(i) {
 					for _, o := range offsetsOf(i, g) {
-						t.add(offsetCells(o)...)
+						if mk := marks.of(p.Partition, o); mk != nil {
+							for _, k := range mk.Marks {
+								marked[string(k)]++
+							}
+						}
+					}
+				}
+				header := offsetsHeader
+				if len(marked) > 0 {
+					header = append(slices.Clone(offsetsHeader), "MARK")
+				}
+				t := newTable("  ", header...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+				for _, g := range groupsOf(i) {
+					for _, o := range offsetsOf(i, g) {
+						cells := offsetCells(o)
+						if len(marked) > 0 {
+							cells = append(cells, "-")
+							if mk := marks.of(p.Partition, o); mk != nil {
+								cells[len(cells)-1] = mk.Label(o.CommittedOffset)
+							}
+						}
+						t.add(cells...)
 						if t.len() == 10000 {
 							t.write(out, width) // the layout holds for every block: memory stays bounded
 						}
 					}
 				}
 				t.write(out, width)
+				if len(marked) > 0 {
+					var kinds []string
+					for _, k := range slices.Sorted(maps.Keys(marked)) {
+						kinds = append(kinds, fmt.Sprintf("%s %d", k, marked[k]))
+					}
+					fmt.Fprintf(out, "marked by the commit that wrote them: %s (replay check and timeline say more)\n", strings.Join(kinds, ", "))
+				}
 			}
 		}
 		for _, pt := range p.PendingTransactions {
@@ -298,6 +344,41 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		fmt.Fprintln(stderr, "note: no lag: the offsets are those of a point in the past, the log end offsets those of now")
 	}
 	return nil
+}
+
+// offsetMarks are the marks of every replayed partition's committed offsets (a nil
+// *offsetMarks marks nothing).
+type offsetMarks struct {
+	mu    sync.Mutex
+	parts map[int32]*explain.OffsetMarks
+}
+
+// observer makes each partition's marks (partitions may replay in parallel).
+func (m *offsetMarks) observer(group string) func(p int32) replay.Observer {
+	return func(p int32) replay.Observer {
+		om := explain.NewOffsetMarks(p, explain.Options{Group: group})
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.parts == nil {
+			m.parts = map[int32]*explain.OffsetMarks{}
+		}
+		m.parts[p] = om
+		return om
+	}
+}
+
+func (m *offsetMarks) close() {
+	for _, om := range m.parts {
+		om.Close()
+	}
+}
+
+// of returns the mark of committed offset o of partition p, nil when it has none.
+func (m *offsetMarks) of(p int32, o groupstate.CommittedOffset) *explain.OffsetMark {
+	if m == nil || m.parts[p] == nil {
+		return nil
+	}
+	return m.parts[p].Of(o.GroupID, o.Topic, o.Partition, o.RecordOffset)
 }
 
 // liveLogs reads the log end offsets of every topic the selected offsets name.

@@ -26,10 +26,10 @@ func newRestartCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "restart --db <path>",
 		Short: "Restore each partition as a restarting coordinator would: newest snapshot plus the log tail",
 		Long: `restart rebuilds each partition's state the way a coordinator restarts: it restores the newest
-valid snapshot in <db>/snapshots (a corrupt one is moved aside to *.broken and the next older
-one used; snapshots built with other Kafka rules are skipped) and replays only the log after
-it. It reports the snapshot offset, the records replayed from the tail and the time of each
-phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
+valid snapshot in <db>/snapshots (a corrupt one, one taken from another log or built with other
+Kafka rules is skipped, and the next older one used; restart only reads: "snapshot create"
+moves corrupt ones aside) and replays only the log after it. It reports the snapshot offset,
+the records replayed from the tail and the time of each phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
 once, matching its CRC, and decode it on every core), restore (assemble the state), tail
 (while the other cores check the restored offsets), and what of that check was left after it. With no usable snapshot it replays the whole log.
 
@@ -79,7 +79,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	l, store, err := openDB(f.db, 0)
+	l, store, err := openDB(f.db, nil)
 	if err != nil {
 		return err
 	}

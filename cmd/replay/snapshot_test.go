@@ -93,7 +93,8 @@ func TestSnapshotCommands(t *testing.T) {
 		require.Equal(t, full, fromSnap, "%v", args)
 	}
 
-	// Corrupt the newest: verify reports it, restart moves it aside and uses the next one.
+	// Corrupt the newest: verify reports it, restart (which only reads) skips it and uses the
+	// next one, snapshot create moves it aside.
 	b, err := os.ReadFile(names[2])
 	require.NoError(t, err)
 	b[len(b)/2] ^= 0xff
@@ -104,9 +105,15 @@ func TestSnapshotCommands(t *testing.T) {
 
 	out, errOut, code = snapCLI(t, "restart", "--db", db, "--compare-full", "--format", "json")
 	require.Zero(t, code, errOut)
-	require.Contains(t, out, "moved aside to "+filepath.Base(names[2])+".broken")
+	require.Contains(t, out, filepath.Base(names[2])+" is unusable")
+	require.Contains(t, out, "left in place (snapshot create moves it aside)")
 	require.Contains(t, out, `"snapshot": "`+filepath.Base(names[1])+`"`)
 	require.Contains(t, out, `"sameState": true`)
+	require.FileExists(t, names[2])
+
+	_, errOut, code = snapCLI(t, "snapshot", "create", "--db", db, "--no-timestamp")
+	require.Zero(t, code, errOut)
+	require.Contains(t, errOut, "moved aside to "+filepath.Base(names[2])+".broken")
 
 	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db)
 	require.Zero(t, code, errOut)

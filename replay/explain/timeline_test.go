@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -398,4 +399,29 @@ func TestClassifyRemoval(t *testing.T) {
 		r := a.classifyRemoval(g, c.m(), at(c.at))
 		require.Equal(t, c.cause, r.Cause, c.name)
 	}
+}
+
+// TestOffsetMarks: in the transactions recording, producer 1's second transaction moved
+// txn-consumer's s6-in-1 back from 14 to 11: that committed offset carries the rewind, the
+// others no mark.
+func TestOffsetMarks(t *testing.T) {
+	src, err := segment.Open(filepath.Join(testcorpus.Recordings(), "transactions", "__consumer_offsets-0"), segment.Options{})
+	require.NoError(t, err)
+	m := NewOffsetMarks(0, Options{})
+	e := replay.New(0, replay.Options{Mode: eventlog.Strict, Observer: m})
+	require.NoError(t, e.Run(context.Background(), src, math.MaxInt64))
+	m.Close()
+	var labels []string
+	unmarked := 0
+	for _, g := range e.State().OffsetGroupIDs() {
+		for _, o := range e.State().Offsets(g) {
+			if mk := m.Of(g, o.Topic, o.Partition, o.RecordOffset); mk != nil {
+				labels = append(labels, fmt.Sprintf("%s %s-%d %s", g, o.Topic, o.Partition, mk.Label(o.CommittedOffset)))
+			} else {
+				unmarked++
+			}
+		}
+	}
+	require.Equal(t, []string{"txn-consumer s6-in-1 rewind 14->11 (-3)"}, labels)
+	require.Greater(t, unmarked, 0)
 }
