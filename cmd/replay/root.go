@@ -97,7 +97,7 @@ docs/json. Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
 	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().String("max-batch-memory", "256MiB", "refuse a batch whose records would take more memory than this, decoded (bytes, or KiB/MiB/GiB)")
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
-	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
+	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr), newReportCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
@@ -178,10 +178,11 @@ func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
 
 // rawOutput reports whether cmd's standard output is for programs or another tool's format and
 // must not be wrapped: JSON, JSON lines and CSV, decode (kafka-dump-log's text), simulate (a
-// transcript of the scenario's format), shell completion scripts.
+// transcript of the scenario's format), report (an HTML page, with --html -), shell completion
+// scripts.
 func rawOutput(cmd *cobra.Command) bool {
 	switch cmd.Name() {
-	case "decode", "simulate", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+	case "decode", "simulate", "report", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return true
 	}
 	if cmd.HasParent() && cmd.Parent().Name() == "completion" {
