@@ -158,8 +158,8 @@ func (c *Coordinator) loadGroup(st groupstate.View, soft *Soft, id string, joini
 		}
 		return newGroup(id), nil
 	case typ == groupstate.GroupTypeConsumer:
-		v, _ := st.ConsumerGroup(id)
-		return groupFromView(&v), nil
+		g, _ := consumerGroupOf(st, id)
+		return g, nil
 	case joining && typ == groupstate.GroupTypeClassic:
 		cg, _ := st.ClassicGroup(id)
 		if len(cg.Members) == 0 {
