@@ -458,8 +458,8 @@ func (c *imageCodec) partHeader(n *int) {
 // kafkaTable visits the layout of one of Kafka's maps (order.go), after the map's keys: its
 // table size, the next insertion sequence number and whether the order is assumed. Images
 // of format 1 do not have it: reading one, it returns false, and the caller gives the map
-// the assumed order (assumeOrder). The members' and regexes' own sequence
-// numbers are not checked against next: a wrong one misorders the map, nothing more.
+// the assumed order (assumeOrder). The keys' own sequence numbers are not checked against
+// next: a wrong one misorders the map, nothing more.
 func (c *imageCodec) kafkaTable(t *kafkaTable) bool {
 	if c.dec && c.format < 2 {
 		return false
