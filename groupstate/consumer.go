@@ -145,6 +145,10 @@ type consumerGroup struct {
 	subscriptionMetadata          map[string]TopicMetadata
 	regexes                       map[string]ResolvedRegularExpression
 	regexTable                    kafkaTable // the layout of Kafka's map of the regexes (order.go)
+	// assignors is Kafka's serverAssignors map (order.go): per server assignor the members
+	// name, how many do; nil while none does. assignorTable is its layout.
+	assignors     map[string]assignorCount
+	assignorTable kafkaTable
 }
 
 func (*consumerGroup) groupType() GroupType { return GroupTypeConsumer }
@@ -153,6 +157,7 @@ func (g *consumerGroup) init(v KafkaVersion) {
 	g.modernGroup.init(v)
 	g.regexes = map[string]ResolvedRegularExpression{}
 	g.regexTable = newKafkaTable()
+	g.assignorTable = newKafkaTable()
 }
 
 // lookupConsumer is lookupModern for consumer records (getOrMaybeCreatePersistedConsumerGroup:
@@ -319,6 +324,7 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 		return err
 	}
 	m := g.member(memberID)
+	oldAssignor := m.ServerAssignor
 	m.InstanceID = keepStrPtr(m.InstanceID, v.InstanceID)
 	m.RackID = keepStrPtr(m.RackID, v.RackID)
 	m.ClientID = keepStr(m.ClientID, v.ClientID)
@@ -330,6 +336,7 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 	if !m.ClassicMemberMetadata.same(v.ClassicMemberMetadata) {
 		m.ClassicMemberMetadata = v.ClassicMemberMetadata.clone()
 	}
+	g.updateAssignors(oldAssignor, m.ServerAssignor)
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -359,7 +366,11 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 		s.install(groupID, g, fresh)
 		return nil
 	}
-	return g.removeMember(r, consumerRules, m.MemberEpoch, true)
+	if err := g.removeMember(r, consumerRules, m.MemberEpoch, true); err != nil {
+		return err
+	}
+	g.updateAssignors(m.ServerAssignor, nil)
+	return nil
 }
 
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
@@ -484,6 +495,7 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID str
 	m.State = consumerMemberState(v.State)
 	m.AssignedPartitions = keepTopicPartitionsWithEpochs(m.AssignedPartitions, assigned)
 	m.PartitionsPendingRevocation = keepTopicPartitionsWithEpochs(m.PartitionsPendingRevocation, pending)
+	g.updateAssignors(m.ServerAssignor, m.ServerAssignor)
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -499,6 +511,7 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, mem
 	s.install(groupID, g, fresh)
 	if m := g.members[memberID]; m != nil {
 		g.memberTable.put(len(g.members))
+		g.updateAssignors(m.ServerAssignor, m.ServerAssignor)
 		m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
 		m.AssignedPartitions, m.PartitionsPendingRevocation = nil, nil
 	}

@@ -42,12 +42,13 @@ func assertUnchanged(t *testing.T, s *State, f func() error) error {
 }
 
 // orderTables is what the state keeps of the orders of Kafka's maps (order.go), by group.
-func orderTables(s *State) map[string][2]any {
-	out := map[string][2]any{}
+func orderTables(s *State) map[string][3]TimelineTable {
+	out := map[string][3]TimelineTable{}
 	for _, id := range s.View().GroupIDs() {
 		mt, _ := s.View().MemberTable(id)
 		rt, _ := s.View().RegexTable(id)
-		out[id] = [2]any{mt, rt}
+		at, _ := s.View().AssignorTable(id)
+		out[id] = [3]TimelineTable{mt, rt, at}
 	}
 	return out
 }

@@ -656,9 +656,33 @@ func (c *imageCodec) consumerGroup(g *consumerGroup) {
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
-	if !members || !regexes {
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
 		g.assumeOrder()
 	}
+}
+
+// assignors visits a consumer group's serverAssignors map (order.go; format 2 on): reading
+// format 1, it returns false.
+func (c *imageCodec) assignors(am *map[string]assignorCount) bool {
+	if c.dec && c.format < 2 {
+		return false
+	}
+	keys, n := codecMapFrame(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+		if c.dec {
+			if a.members < 1 && c.r.err == nil {
+				c.r.fail("server assignor %q named by %d members", k, a.members)
+			}
+			(*am)[k] = a
+		}
+	}
+	codecRepeated(c, len(*am), n, "server assignor")
+	return true
 }
 
 // topicMetadataMap visits the subscription metadata of 4.0's records 4 and 9.

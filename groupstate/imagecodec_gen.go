@@ -405,9 +405,24 @@ func (c *imageEncoder) consumerGroup(g *consumerGroup) {
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
-	if !members || !regexes {
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
 		g.assumeOrder()
 	}
+}
+
+func (c *imageEncoder) assignors(am *map[string]assignorCount) bool {
+
+	keys, n := codecMapFrameEncoder(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+
+	}
+	codecRepeatedEncoder(c, len(*am), n, "server assignor")
+	return true
 }
 
 func (c *imageEncoder) topicMetadataMap(tm *map[string]TopicMetadata) {
@@ -1160,9 +1175,31 @@ func (c *imageDecoder) consumerGroup(g *consumerGroup) {
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
-	if !members || !regexes {
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
 		g.assumeOrder()
 	}
+}
+
+func (c *imageDecoder) assignors(am *map[string]assignorCount) bool {
+	if c.format < 2 {
+		return false
+	}
+	keys, n := codecMapFrameDecoder(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+
+		if a.members < 1 && c.r.err == nil {
+			c.r.fail("server assignor %q named by %d members", k, a.members)
+		}
+		(*am)[k] = a
+
+	}
+	codecRepeatedDecoder(c, len(*am), n, "server assignor")
+	return true
 }
 
 func (c *imageDecoder) topicMetadataMap(tm *map[string]TopicMetadata) {

@@ -2,20 +2,22 @@ package groupstate
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
-// Kafka keeps a modern group's members, and a consumer group's resolved regular expressions,
-// in TimelineHashMaps (org.apache.kafka.timeline), and where it iterates them (the records of
-// a conversion or a deletion, the input of its assignors) their order decides what it
-// writes. That order is not a function of the keys: it depends on the order the keys were
+// Kafka keeps a modern group's members, and a consumer group's resolved regular expressions
+// and its counts of members per server assignor, in TimelineHashMaps
+// (org.apache.kafka.timeline), and where it iterates them (the records of a conversion or a
+// deletion, the input of its assignors, the choice of the preferred assignor) their order
+// decides what it writes. That order is not a function of the keys: it depends on the order the keys were
 // inserted and on the size of the map's table, which grows with the puts and never shrinks
 // (coordinator/javahash.go has the iteration rule). Both follow from the log: a broker that
 // loaded the partition built its maps by replaying it, and one that never restarted built
 // them by replaying its own decisions' records, in the same order. So replay keeps them, per
 // map: kafkaTable (the table size and the next insertion sequence number) and, in each
-// member or regex, the sequence number it got when it was inserted. A key removed and put
-// again is a new insertion.
+// member, regex or server assignor, the sequence number it got when it was inserted. A key
+// removed and put again is a new insertion.
 //
 // Which record is which operation on the map is Kafka's replay (GroupMetadataManager.replay,
 // the same in 4.0 to 4.4):
@@ -29,7 +31,12 @@ import (
 //     existing one, a record 19 tombstone removes it;
 //   - consumer regexes: a record 16 removes the regex and puts it again
 //     (ConsumerGroup.updateResolvedRegularExpression), so it moves to the end; its tombstone
-//     removes it.
+//     removes it;
+//   - consumer server assignors (ConsumerGroup.maybeUpdateServerAssignors, on every put and
+//     removal of a member, Map.compute on the map of counts): the member's assignor before
+//     the record, if any, counts one member less (its key removed at 0, else put), then its
+//     assignor after the record, if any, one more (put; inserted at 1). A member's record 8
+//     thus moves its assignor to the end of the map when it is the assignor's only member.
 //
 // The table and the sequence numbers are not part of a Dump (two logs that replay to equal
 // states may leave different orders, for instance a log and its compaction, whose records
@@ -84,23 +91,22 @@ func (t *kafkaTable) assumeOrder(n int, seq func(i int) *uint64) {
 	t.assumed = true
 }
 
-// MemberTable is what the iteration order of Kafka's map of a modern group's members depends
-// on besides their ids (order.go; coordinator.KafkaTimelineOrder turns it into the order).
-type MemberTable struct {
-	// Inserted is the members' ids in the order they were inserted into the map, the
-	// earliest first.
+// TimelineTable is what the iteration order of one of Kafka's TimelineHashMaps depends on
+// besides its keys (order.go; coordinator.KafkaTimelineOrder turns it into the order).
+type TimelineTable struct {
+	// Inserted is the map's keys in the order they were inserted, the earliest first.
 	Inserted []string
 	// Slots is the size of the map's table.
 	Slots int
 	// Assumed: the state was restored from a Dump or from an image written before coordlog
-	// kept the order (format 1), and the order is an assumption: the members inserted in id
+	// kept the order (format 1), and the order is an assumption: the keys inserted in sorted
 	// order into a table that never held more than they.
 	Assumed bool
 }
 
-// MemberTable returns the member table of the consumer, share or streams group id; false for
-// a classic or missing group.
-func (v View) MemberTable(id string) (MemberTable, bool) {
+// MemberTable returns the table of Kafka's map of the members of the consumer, share or
+// streams group id; false for a classic or missing group.
+func (v View) MemberTable(id string) (TimelineTable, bool) {
 	switch g := v.s.groups[id].(type) {
 	case *consumerGroup:
 		return memberTable(&g.modernGroup, func(m *ConsumerMember) uint64 { return m.seq }), true
@@ -109,11 +115,15 @@ func (v View) MemberTable(id string) (MemberTable, bool) {
 	case *streamsGroup:
 		return memberTable(&g.modernGroup, func(m *StreamsMember) uint64 { return m.seq }), true
 	}
-	return MemberTable{}, false
+	return TimelineTable{}, false
 }
 
-func memberTable[M, T any](g *modernGroup[M, T], seq func(*M) uint64) MemberTable {
-	return MemberTable{Inserted: insertionOrder(g.members, seq), Slots: int(g.memberTable.slots), Assumed: g.memberTable.assumed}
+func memberTable[M, T any](g *modernGroup[M, T], seq func(*M) uint64) TimelineTable {
+	return g.memberTable.view(insertionOrder(g.members, seq))
+}
+
+func (t *kafkaTable) view(inserted []string) TimelineTable {
+	return TimelineTable{Inserted: inserted, Slots: int(t.slots), Assumed: t.assumed}
 }
 
 // insertionOrder lists the keys of m by their sequence numbers.
@@ -137,24 +147,25 @@ func insertionOrder[V any](m map[string]V, seq func(V) uint64) []string {
 	return out
 }
 
-// RegexTable is MemberTable for a consumer group's resolved regular expressions.
-type RegexTable struct {
-	Inserted []string // the regexes, earliest inserted first
-	Slots    int
-	Assumed  bool
-}
-
-// RegexTable returns the regex table of the consumer group id; false for another or a
-// missing group.
-func (v View) RegexTable(id string) (RegexTable, bool) {
+// RegexTable returns the table of Kafka's map of the resolved regexes of the consumer group
+// id; false for another or a missing group.
+func (v View) RegexTable(id string) (TimelineTable, bool) {
 	g, ok := v.s.groups[id].(*consumerGroup)
 	if !ok {
-		return RegexTable{}, false
+		return TimelineTable{}, false
 	}
-	return RegexTable{
-		Inserted: insertionOrder(g.regexes, func(r ResolvedRegularExpression) uint64 { return r.seq }),
-		Slots:    int(g.regexTable.slots), Assumed: g.regexTable.assumed,
-	}, true
+	return g.regexTable.view(insertionOrder(g.regexes, func(r ResolvedRegularExpression) uint64 { return r.seq })), true
+}
+
+// AssignorTable returns the table of Kafka's map of the server assignors the members of the
+// consumer group id name (serverAssignors: assignor -> number of members); false for another
+// or a missing group.
+func (v View) AssignorTable(id string) (TimelineTable, bool) {
+	g, ok := v.s.groups[id].(*consumerGroup)
+	if !ok {
+		return TimelineTable{}, false
+	}
+	return g.assignorTable.view(insertionOrder(g.assignors, func(a assignorCount) uint64 { return a.seq })), true
 }
 
 // assumeMemberOrder gives a group whose member order was not replayed the assumed one.
@@ -180,13 +191,31 @@ func (s *State) assumeOrder() {
 
 func (g *consumerGroup) assumeOrder() {
 	assumeMemberOrder(&g.modernGroup, func(m *ConsumerMember) *uint64 { return &m.seq })
-	res := sortedKeys(g.regexes)
-	seqs := make([]uint64, len(res))
-	g.regexTable.assumeOrder(len(res), func(i int) *uint64 { return &seqs[i] })
-	for i, re := range res {
-		r := g.regexes[re]
-		r.seq = seqs[i]
-		g.regexes[re] = r
+	assumeMapOrder(&g.regexTable, g.regexes, func(r *ResolvedRegularExpression) *uint64 { return &r.seq })
+	g.assignors = nil
+	for _, m := range g.members {
+		if m.ServerAssignor != nil {
+			if g.assignors == nil {
+				g.assignors = map[string]assignorCount{}
+			}
+			a := g.assignors[*m.ServerAssignor]
+			a.members++
+			g.assignors[*m.ServerAssignor] = a
+		}
+	}
+	assumeMapOrder(&g.assignorTable, g.assignors, func(a *assignorCount) *uint64 { return &a.seq })
+}
+
+// assumeMapOrder gives a map of values, whose order was not replayed, the assumed one.
+func assumeMapOrder[V any](t *kafkaTable, m map[string]V, seq func(*V) *uint64) {
+	keys := sortedKeys(m)
+	vals := make([]V, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	t.assumeOrder(len(keys), func(i int) *uint64 { return seq(&vals[i]) })
+	for i, k := range keys {
+		m[k] = vals[i]
 	}
 }
 
@@ -211,6 +240,7 @@ func (s *State) copyOrder(from *State) {
 				r.seq = f.regexes[re].seq
 				g.regexes[re] = r
 			}
+			g.assignorTable, g.assignors = f.assignorTable, maps.Clone(f.assignors)
 		case *shareGroup:
 			copyMemberOrder(&g.modernGroup, &from.groups[id].(*shareGroup).modernGroup, func(m *ShareMember) *uint64 { return &m.seq })
 		case *streamsGroup:
@@ -223,5 +253,40 @@ func copyMemberOrder[M, T any](to, from *modernGroup[M, T], seq func(*M) *uint64
 	to.memberTable = from.memberTable
 	for id, m := range to.members {
 		*seq(m) = *seq(from.members[id])
+	}
+}
+
+// assignorCount is an entry of Kafka's serverAssignors map of a consumer group: how many
+// members name the assignor, and its insertion sequence number.
+type assignorCount struct {
+	members int32
+	seq     uint64
+}
+
+// updateAssignors is ConsumerGroup.maybeUpdateServerAssignors for a member put or removed
+// whose server assignor was old and is now new (nil: none, or no member).
+func (g *consumerGroup) updateAssignors(old, new *string) {
+	if old != nil {
+		if a, ok := g.assignors[*old]; ok {
+			if a.members == 1 {
+				delete(g.assignors, *old)
+			} else {
+				g.assignorTable.put(len(g.assignors))
+				a.members--
+				g.assignors[*old] = a
+			}
+		}
+	}
+	if new != nil {
+		g.assignorTable.put(len(g.assignors))
+		a, ok := g.assignors[*new]
+		if !ok {
+			if g.assignors == nil {
+				g.assignors = map[string]assignorCount{}
+			}
+			a.seq = g.assignorTable.insert()
+		}
+		a.members++
+		g.assignors[*new] = a
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // memberTableOf is the member table of group id, which must be a modern group.
-func memberTableOf(t *testing.T, s *State, id string) MemberTable {
+func memberTableOf(t *testing.T, s *State, id string) TimelineTable {
 	t.Helper()
 	mt, ok := s.View().MemberTable(id)
 	require.True(t, ok, "group %s", id)
@@ -26,37 +26,37 @@ func TestMemberTableFollowsReplay(t *testing.T) {
 	s := New(Kafka44)
 	joinConsumer(t, s, "g", "m1", 1)
 	// Records 5 and 8 of m1 put it at sizes 0 and 1: 2 slots hold them.
-	require.Equal(t, MemberTable{Inserted: []string{"m1"}, Slots: 2}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m1"}, Slots: 2}, memberTableOf(t, s, "g"))
 	joinConsumer(t, s, "g", "m0", 2)
 	// m0's record 5 is put at size 1 (2 slots), its record 8 at size 2: (2+1)*0.75 > 2.
-	require.Equal(t, MemberTable{Inserted: []string{"m1", "m0"}, Slots: 4}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m1", "m0"}, Slots: 4}, memberTableOf(t, s, "g"))
 	joinConsumer(t, s, "g", "m2", 3)
 	removeConsumerMember(t, s, "g", "m1") // 8 tombstone: a put at size 3 (4 slots); 5 tombstone: a removal
-	require.Equal(t, MemberTable{Inserted: []string{"m0", "m2"}, Slots: 4}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m0", "m2"}, Slots: 4}, memberTableOf(t, s, "g"))
 	joinConsumer(t, s, "g", "m1", 4)
 	for _, m := range []string{"m3", "m4"} {
 		joinConsumer(t, s, "g", m, 5)
 	}
 	// m4's record 8 is put at size 5: (5+1)*0.75 > 4. The table never shrinks.
-	require.Equal(t, MemberTable{Inserted: []string{"m0", "m2", "m1", "m3", "m4"}, Slots: 8}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m0", "m2", "m1", "m3", "m4"}, Slots: 8}, memberTableOf(t, s, "g"))
 	for _, m := range []string{"m0", "m1", "m2", "m3"} {
 		removeConsumerMember(t, s, "g", m)
 	}
-	require.Equal(t, MemberTable{Inserted: []string{"m4"}, Slots: 8}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m4"}, Slots: 8}, memberTableOf(t, s, "g"))
 	// A tombstone for a missing member puts nothing.
 	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignmentTombstone("g", "gone"))
 	require.Equal(t, 8, memberTableOf(t, s, "g").Slots)
 
 	// Share groups put a new member twice (getOrMaybeCreateMember, then updateMember).
 	joinShare(t, s, "sh", "a", 1)
-	require.Equal(t, MemberTable{Inserted: []string{"a"}, Slots: 2}, memberTableOf(t, s, "sh"))
+	require.Equal(t, TimelineTable{Inserted: []string{"a"}, Slots: 2}, memberTableOf(t, s, "sh"))
 	require.NoError(t, s.ReplayShareGroupMemberMetadata("sh", "b", ShareMemberMetadataValue{ClientID: "c"}))
-	require.Equal(t, MemberTable{Inserted: []string{"a", "b"}, Slots: 4}, memberTableOf(t, s, "sh"))
+	require.Equal(t, TimelineTable{Inserted: []string{"a", "b"}, Slots: 4}, memberTableOf(t, s, "sh"))
 
 	// Streams groups as consumer groups.
 	joinStreams(t, s, "st", "z", 1)
 	joinStreams(t, s, "st", "y", 2)
-	require.Equal(t, MemberTable{Inserted: []string{"z", "y"}, Slots: 4}, memberTableOf(t, s, "st"))
+	require.Equal(t, TimelineTable{Inserted: []string{"z", "y"}, Slots: 4}, memberTableOf(t, s, "st"))
 
 	_, ok := s.View().MemberTable("missing")
 	require.False(t, ok)
@@ -69,7 +69,7 @@ func TestMemberTableFollowsReplay(t *testing.T) {
 	require.NoError(t, s.ReplayConsumerGroupTargetAssignmentMetadataTombstone("g"))
 	require.NoError(t, s.ReplayConsumerGroupMetadataTombstone("g"))
 	joinConsumer(t, s, "g", "m9", 1)
-	require.Equal(t, MemberTable{Inserted: []string{"m9"}, Slots: 2}, memberTableOf(t, s, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"m9"}, Slots: 2}, memberTableOf(t, s, "g"))
 }
 
 // TestRegexTableFollowsReplay: Kafka removes a regex and puts it again on every record 16.
@@ -83,11 +83,11 @@ func TestRegexTableFollowsReplay(t *testing.T) {
 	re("c.*")
 	tb, ok := s.View().RegexTable("g")
 	require.True(t, ok)
-	require.Equal(t, RegexTable{Inserted: []string{"b.*", "a.*", "c.*"}, Slots: 4}, tb)
+	require.Equal(t, TimelineTable{Inserted: []string{"b.*", "a.*", "c.*"}, Slots: 4}, tb)
 	re("b.*") // the same value: moved to the end all the same
 	require.NoError(t, s.ReplayConsumerGroupRegularExpressionTombstone("g", "a.*"))
 	tb, _ = s.View().RegexTable("g")
-	require.Equal(t, RegexTable{Inserted: []string{"c.*", "b.*"}, Slots: 4}, tb)
+	require.Equal(t, TimelineTable{Inserted: []string{"c.*", "b.*"}, Slots: 4}, tb)
 }
 
 // TestOrderOutsideDumps: views and dumps do not carry the order (Equal ignores it); a state
@@ -99,7 +99,7 @@ func TestOrderOutsideDumps(t *testing.T) {
 	}
 	require.NoError(t, s.ReplayConsumerGroupRegularExpression("g", "z", RegularExpressionValue{}))
 	require.NoError(t, s.ReplayConsumerGroupRegularExpression("g", "y", RegularExpressionValue{}))
-	want := MemberTable{Inserted: []string{"c", "a", "b"}, Slots: 4}
+	want := TimelineTable{Inserted: []string{"c", "a", "b"}, Slots: 4}
 	require.Equal(t, want, memberTableOf(t, s, "g"))
 
 	other := New(Kafka44)
@@ -112,12 +112,12 @@ func TestOrderOutsideDumps(t *testing.T) {
 
 	r, err := Restore(s.View().Dump())
 	require.NoError(t, err)
-	require.Equal(t, MemberTable{Inserted: []string{"a", "b", "c"}, Slots: 4, Assumed: true}, memberTableOf(t, r, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"a", "b", "c"}, Slots: 4, Assumed: true}, memberTableOf(t, r, "g"))
 	tb, _ := r.View().RegexTable("g")
-	require.Equal(t, RegexTable{Inserted: []string{"y", "z"}, Slots: 4, Assumed: true}, tb)
+	require.Equal(t, TimelineTable{Inserted: []string{"y", "z"}, Slots: 4, Assumed: true}, tb)
 	// An assumed order goes on from there and stays assumed.
 	joinConsumer(t, r, "g", "0", 2)
-	require.Equal(t, MemberTable{Inserted: []string{"a", "b", "c", "0"}, Slots: 4, Assumed: true}, memberTableOf(t, r, "g"))
+	require.Equal(t, TimelineTable{Inserted: []string{"a", "b", "c", "0"}, Slots: 4, Assumed: true}, memberTableOf(t, r, "g"))
 
 	require.Equal(t, want, memberTableOf(t, s.Clone(), "g"))
 	head, parts := encodeImage(s, 1<<20)
@@ -125,7 +125,7 @@ func TestOrderOutsideDumps(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, memberTableOf(t, got, "g"))
 	tb, _ = got.View().RegexTable("g")
-	require.Equal(t, RegexTable{Inserted: []string{"z", "y"}, Slots: 2}, tb)
+	require.Equal(t, TimelineTable{Inserted: []string{"z", "y"}, Slots: 2}, tb)
 }
 
 // TestImageFormat1 reads images of format 1, written before the image kept the orders of
@@ -238,4 +238,44 @@ func readGoldenImages(t *testing.T, path string) []goldenImage {
 		}
 	}
 	return out
+}
+
+// TestAssignorTableFollowsReplay: Kafka counts the members per server assignor in a
+// TimelineHashMap it updates with Map.compute on every put and removal of a member: an
+// assignor named by one member is removed and inserted again by each of its records.
+func TestAssignorTableFollowsReplay(t *testing.T) {
+	s := New(Kafka44)
+	join := func(m string, assignor *string) {
+		require.NoError(t, s.ReplayConsumerGroupMemberMetadata("g", m, ConsumerMemberMetadataValue{ClientID: "c", ServerAssignor: assignor}))
+		require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", m, ConsumerCurrentAssignmentValue{MemberEpoch: 1}))
+	}
+	inserted := func() []string {
+		tb, ok := s.View().AssignorTable("g")
+		require.True(t, ok)
+		return tb.Inserted
+	}
+	join("a", sp("range"))
+	join("b", sp("uniform"))
+	require.Equal(t, []string{"range", "uniform"}, inserted())
+	// a's heartbeat: "range", named by a alone, goes to the end.
+	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "a", ConsumerCurrentAssignmentValue{MemberEpoch: 2}))
+	require.Equal(t, []string{"uniform", "range"}, inserted())
+	// Named by two members, "range" stays where it is.
+	join("c", sp("range"))
+	require.NoError(t, s.ReplayConsumerGroupCurrentMemberAssignment("g", "a", ConsumerCurrentAssignmentValue{MemberEpoch: 3}))
+	require.Equal(t, []string{"uniform", "range"}, inserted())
+	// b names none any more; c leaves.
+	require.NoError(t, s.ReplayConsumerGroupMemberMetadata("g", "b", ConsumerMemberMetadataValue{ClientID: "c"}))
+	removeConsumerMember(t, s, "g", "c")
+	require.Equal(t, []string{"range"}, inserted())
+	tb, _ := s.View().AssignorTable("g")
+	require.Equal(t, 4, tb.Slots) // a put while it held 2
+	// A Dump does not hold the order: the counts come back from the members, in name order.
+	join("d", sp("uniform"))
+	r, err := Restore(s.View().Dump())
+	require.NoError(t, err)
+	tb, _ = r.View().AssignorTable("g")
+	require.Equal(t, TimelineTable{Inserted: []string{"range", "uniform"}, Slots: 4, Assumed: true}, tb)
+	_, ok := s.View().AssignorTable("missing")
+	require.False(t, ok)
 }

@@ -71,8 +71,9 @@ func checkReplayEquivalence(t *testing.T, rec *recorded) {
 	requireSameOrders(t, rec.State(), fresh.State())
 }
 
-// requireSameOrders: the orders of Kafka's maps of members and regexes (groupstate/order.go),
-// which groupstate.Equal does not compare, are the same in both states.
+// requireSameOrders: the orders of Kafka's maps of members, regexes and server assignors
+// (groupstate/order.go), which groupstate.Equal does not compare, are the same in both
+// states.
 func requireSameOrders(t *testing.T, want, got groupstate.View) {
 	t.Helper()
 	for _, id := range want.GroupIDs() {
@@ -82,6 +83,9 @@ func requireSameOrders(t *testing.T, want, got groupstate.View) {
 		wr, _ := want.RegexTable(id)
 		gr, _ := got.RegexTable(id)
 		require.Equal(t, wr, gr, "group %s: regex table", id)
+		wa, _ := want.AssignorTable(id)
+		ga, _ := got.AssignorTable(id)
+		require.Equal(t, wa, ga, "group %s: server assignor table", id)
 	}
 }
 

@@ -60,6 +60,9 @@ func requireSameEngine(t testing.TB, want, got *replay.Engine, midBatch bool, wh
 		wr, _ := want.State().RegexTable(id)
 		gr, _ := got.State().RegexTable(id)
 		require.Equal(t, wr, gr, "%s: group %s: regex table", what, id)
+		wa, _ := want.State().AssignorTable(id)
+		ga, _ := got.State().AssignorTable(id)
+		require.Equal(t, wa, ga, "%s: group %s: server assignor table", what, id)
 	}
 }
 
