@@ -118,24 +118,39 @@ func newTimelineCase(t *testing.T, r *rand.Rand) *timelineCase {
 		}
 	}
 	consumer, share, streams, regexes := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// A consumer member's server assignor (none: ""), which record 5 sets and the other
+	// puts keep: a few names, so that they share slots and counts.
+	assignor := map[string]string{}
+	put := func(id string) string {
+		if a := assignor[id]; a != "" {
+			return "c+" + id + "=" + a
+		}
+		return "c+" + id
+	}
 	do := func(err error) { require.NoError(t, err) }
 	for range r.IntN(600) {
 		id := pool[r.IntN(len(pool))]
 		switch k := r.IntN(10); {
 		case k < 4: // a consumer member joins (records 5 and 8) or heartbeats (8)
-			if !consumer[id] {
-				do(c.st.ReplayConsumerGroupMemberMetadata("g", id, groupstate.ConsumerMemberMetadataValue{ClientID: "c"}))
-				c.ops = append(c.ops, "c+"+id)
+			if !consumer[id] || r.IntN(4) == 0 { // a join, or a new subscription (record 5)
+				md := groupstate.ConsumerMemberMetadataValue{ClientID: "c"}
+				assignor[id] = []string{"", "range", "uniform", "Aa", "BB", "sticky"}[r.IntN(6)]
+				if a := assignor[id]; a != "" {
+					md.ServerAssignor = &a
+				}
+				do(c.st.ReplayConsumerGroupMemberMetadata("g", id, md))
+				c.ops = append(c.ops, put(id))
 				consumer[id] = true
 			}
 			do(c.st.ReplayConsumerGroupCurrentMemberAssignment("g", id, groupstate.ConsumerCurrentAssignmentValue{MemberEpoch: 1}))
-			c.ops = append(c.ops, "c+"+id)
+			c.ops = append(c.ops, put(id))
 		case k < 6: // it leaves: 8 tombstone (a put), 5 tombstone (a removal)
 			do(c.st.ReplayConsumerGroupCurrentMemberAssignmentTombstone("g", id))
 			if consumer[id] {
 				do(c.st.ReplayConsumerGroupMemberMetadataTombstone("g", id))
-				c.ops = append(c.ops, "c+"+id, "c-"+id)
+				c.ops = append(c.ops, put(id), "c-"+id)
 				delete(consumer, id)
+				delete(assignor, id)
 			}
 		case k < 7: // a regex resolved, or its tombstone
 			re := id[:1] + ".*"
@@ -189,6 +204,8 @@ func (c *timelineCase) orders() string {
 	lists = append(lists, strings.Join(KafkaTimelineOrder(rt.Inserted, JavaStringHash, rt.Slots), ","))
 	member("s")
 	member("t")
+	at, _ := v.AssignorTable("g")
+	lists = append(lists, strings.Join(KafkaTimelineOrder(at.Inserted, JavaStringHash, at.Slots), ","))
 	return strings.Join(lists, "\t")
 }
 

@@ -111,18 +111,16 @@
 //     TestConformanceClassicRequests does the same for the classic requests inside consumer
 //     groups and the conversions of fixtures/real/requests-migration.
 //   - coordinator's TestTimelineOrderEqualsKafka (in fixtures/kafka/assignor-diff.sh) checks
-//     the member and regex orders this package follows against Kafka's own ConsumerGroup
-//     after 1000 random histories replayed through groupstate.
+//     the member, regex and server assignor orders this package follows against Kafka's own
+//     ConsumerGroup after 1000 random histories replayed through groupstate. The server
+//     assignor order decides the preferred assignor when two are named by as many members
+//     ("uniform" and "range" share a bucket of Kafka's HashMap copy of the counts, so the tie
+//     goes to the one its map yields first; testdata/assignors has a case).
 //
 // # Differences from Kafka 4.4 (deliberate, each tested or documented here)
 //
 //   - Records 7 and 8 list topics and partitions sorted; Kafka lists them in the iteration
 //     order of the HashMap it built them in (for example [0,4,1]).
-//   - The preferred server assignor when two are named by as many members: Kafka takes the
-//     first in a HashMap copy of its serverAssignors TimelineHashMap, and "uniform" and
-//     "range" share a bucket there, so the tie goes to the one that map yields first, which
-//     moves an assignor to its end whenever its only member is updated; coordlog, which does
-//     not keep that map's order, takes them by name ("range").
 //   - The metadata refresh trigger is Metadata.Version (Kafka: a metadata image touching the
 //     group's topics); a refresh that changes no hash writes nothing, as in Kafka.
 //   - Regex subscriptions compile with Go's regexp/syntax in Perl mode, the syntax RE2/J

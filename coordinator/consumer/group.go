@@ -136,8 +136,10 @@ type group struct {
 	regexes             map[string]groupstate.ResolvedRegularExpression
 	// memberTable and regexTable are the layouts of Kafka's maps of the members and the
 	// regexes (TimelineHashMaps), whose iteration orders Kafka's group-wide records and its
-	// assignors follow (memberOrder, regexOrder).
-	memberTable, regexTable timelineTable
+	// assignors follow (memberOrder, regexOrder); assignorTable is the layout of its map of
+	// members per server assignor (serverAssignors), whose order breaks the preferred
+	// assignor's ties.
+	memberTable, regexTable, assignorTable timelineTable
 
 	// Derived on demand and kept with a cached model: the group's preferred assignor and
 	// its subscription type.
@@ -168,7 +170,7 @@ func (g *group) homogeneous() bool {
 func newGroup(id string) *group {
 	return &group{id: id, epoch: 1, assignmentEpoch: 1, members: map[string]*member{}, static: map[string]string{},
 		target: map[string][]TopicPartitions{}, regexes: map[string]groupstate.ResolvedRegularExpression{},
-		memberTable: newTimelineTable(), regexTable: newTimelineTable()}
+		memberTable: newTimelineTable(), regexTable: newTimelineTable(), assignorTable: newTimelineTable()}
 }
 
 // timelineTable is the layout of one of Kafka's TimelineHashMaps of a group (groupstate's
@@ -197,8 +199,10 @@ func consumerGroupOf(st groupstate.View, id string) (*group, bool) {
 	g := groupFromView(&v)
 	mt, _ := st.MemberTable(id)
 	rt, _ := st.RegexTable(id)
+	at, _ := st.AssignorTable(id)
 	g.memberTable = timelineTable{inserted: mt.Inserted, slots: mt.Slots}
 	g.regexTable = timelineTable{inserted: rt.Inserted, slots: rt.Slots}
+	g.assignorTable = timelineTable{inserted: at.Inserted, slots: at.Slots}
 	return g, true
 }
 
