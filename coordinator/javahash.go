@@ -137,47 +137,78 @@ func JavaIntSetOrder(ps []int32, capacity int) []int32 {
 	return JavaHashOrder(ps, func(p int32) int32 { return p }, capacity)
 }
 
-// KafkaTimelineOrder reorders keys, given in the order they were put into an empty
-// org.apache.kafka.timeline.TimelineHashMap (created with expected size 0, as the maps of a
-// group's members and regular expressions are), into the order the map iterates them. Kafka's
-// record builders iterate such maps: a conversion between a classic and a consumer group writes
-// a record per member in this order. BaseHashTable chains the keys of a slot in an array, in
-// the order they arrived; the slot of a key is the top log2(slots) bits of hashCode *
-// -7046029254386353131 (Fibonacci hashing); the table starts with 2 slots and doubles before a
-// put that would take the keys past 0.75 per slot, moving the keys slot by slot, each chain in
-// order. The iterator walks the slots in order and each chain from its last key to its first.
-// The table never shrinks, so a map that once held more keys than it does now may iterate
-// differently: callers say when they pass only today's keys. keys is reordered in place and
+// Kafka's TimelineHashMap (org.apache.kafka.timeline, a BaseHashTable underneath) is the map
+// of a group's members, and its iteration order is the order of the records Kafka writes for
+// every member (conversions, deletions) and, through the HashMap Kafka's
+// TargetAssignmentBuilder fills from it, the order its assignors see members sharing a
+// bucket. The table is an array of slots, a power of two of at least 2 (a map created with
+// expected size 0 starts with 2). The slot of a key is the top log2(slots) bits of hashCode *
+// -7046029254386353131 (Fibonacci hashing). A slot chains its keys in an array, in the order
+// they were put: a new key is appended, a replaced key keeps its place, a removed key leaves
+// the others in order. Before every put, insert or replace alike, the table doubles if
+// (size+1)*0.75 > slots, moving the keys slot by slot, each chain in order; since a key of
+// slot s can only move to slot 2s or 2s+1, every chain stays in the order its keys were put.
+// The table never shrinks. The iterator walks the slots in order and each chain from its last
+// key to its first. So the order follows from two facts: the order in which today's keys were
+// inserted (a key removed and put again counts from its last insertion), and the table size,
+// which the history of puts decides (KafkaTimelineGrow).
+//
+// Not modelled: reverting the map to a snapshot (Kafka's coordinator does it when an append
+// fails) re-adds the entries changed since then at the end of their chains.
+
+// KafkaTimelineMinSlots is the table size of a TimelineHashMap created with expected size 0,
+// as the maps of a group's members and regular expressions are.
+const KafkaTimelineMinSlots = 2
+
+// KafkaTimelineGrow is the table size after a put (an insert or a replace) into a
+// TimelineHashMap whose table has slots slots and holds size keys (BaseHashTable.
+// baseAddOrReplace grows before it looks for the key).
+func KafkaTimelineGrow(slots, size int) int {
+	if 3*(size+1) > 4*slots {
+		return 2 * slots
+	}
+	return slots
+}
+
+// KafkaTimelineSlots is the table size of a TimelineHashMap created with expected size 0
+// after n keys were put into it one after the other, nothing else put or removed.
+func KafkaTimelineSlots(n int) int {
+	slots := KafkaTimelineMinSlots
+	for size := range n {
+		slots = KafkaTimelineGrow(slots, size)
+	}
+	return slots
+}
+
+// KafkaTimelineOrder reorders keys, given in the order they were inserted into a
+// TimelineHashMap whose table has slots slots, into the order the map iterates them: by slot,
+// and within a slot from the last inserted to the first. keys is reordered in place and
 // returned.
-func KafkaTimelineOrder[K any](keys []K, hash func(K) int32) []K {
+func KafkaTimelineOrder[K any](keys []K, hash func(K) int32, slots int) []K {
 	if len(keys) < 2 {
 		return keys
 	}
-	slots := make([][]int, 2)
-	slot := func(i int) int {
-		shift := uint(65 - bits.Len(uint(len(slots))))
-		return int(uint64(int64(hash(keys[i]))*-7046029254386353131) >> shift)
+	type entry struct {
+		slot uint64
+		at   int
 	}
-	for i := range keys {
-		if float64(i+1)*0.75 > float64(len(slots)) {
-			old := slots
-			slots = make([][]int, 2*len(old))
-			for _, chain := range old {
-				for _, k := range chain {
-					s := slot(k)
-					slots[s] = append(slots[s], k)
-				}
-			}
-		}
-		s := slot(i)
-		slots[s] = append(slots[s], i)
+	es := make([]entry, len(keys))
+	for i, k := range keys {
+		es[i] = entry{kafkaSlot(hash(k), slots), i}
 	}
-	order := make([]K, 0, len(keys))
-	for _, chain := range slots {
-		for j := len(chain) - 1; j >= 0; j-- {
-			order = append(order, keys[chain[j]])
-		}
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.slot, b.slot), cmp.Compare(b.at, a.at))
+	})
+	order := make([]K, len(keys))
+	for i, e := range es {
+		order[i] = keys[e.at]
 	}
 	copy(keys, order)
 	return keys
+}
+
+// kafkaSlot is BaseHashTable.findSlot: the top log2(slots) bits of the hash code times
+// -7046029254386353131.
+func kafkaSlot(h int32, slots int) uint64 {
+	return uint64(int64(h)*-7046029254386353131) >> uint(65-bits.Len(uint(slots)))
 }

@@ -45,12 +45,12 @@ func TestJavaHashOrder(t *testing.T) {
 // TestKafkaTimelineOrder: the iteration orders of org.apache.kafka.timeline.TimelineHashMap
 // (kafka-server-common 4.4.0, new TimelineHashMap<>(registry, 0), keySet() after the puts),
 // computed by a JVM: the two members of the group fixtures/real/conversion upgrades (Kafka
-// wrote their records 5, 7 and 8 in this order), ten and forty members (the table grows to 16
-// and 64 slots), and keys sharing a String.hashCode ("Aa" and "BB"), whose chain iterates from
+// wrote their records 5, 7 and 8 in this order), ten and forty members (the table grows to 8
+// and 32 slots), and keys sharing a String.hashCode ("Aa" and "BB"), whose chain iterates from
 // its last key.
 func TestKafkaTimelineOrder(t *testing.T) {
 	order := func(keys ...string) []string {
-		return KafkaTimelineOrder(keys, JavaStringHash)
+		return KafkaTimelineOrder(keys, JavaStringHash, KafkaTimelineSlots(len(keys)))
 	}
 	require.Equal(t, []string{"k2-c84346fb-a96d-4532-b8d3-692bd8df9d50", "k1-67f05eb9-e782-45ec-9621-64ad46129382"},
 		order("k1-67f05eb9-e782-45ec-9621-64ad46129382", "k2-c84346fb-a96d-4532-b8d3-692bd8df9d50"))
@@ -68,4 +68,22 @@ func TestKafkaTimelineOrder(t *testing.T) {
 		"member-23,member-10,member-8,member-36,member-0,member-28,member-15,member-20,member-5,member-33,member-38,"+
 		"member-25,member-12,member-2,member-30,member-17,member-7,member-35,member-22,member-14,member-27,member-4,"+
 		"member-32,member-19,member-24,member-11,member-9,member-37,member-1,member-29,member-16,member-6", ","), order(forty...))
+}
+
+// TestKafkaTimelineGrow: BaseHashTable doubles before a put that would take it past 0.75 keys
+// per slot, replaces included (TestTimelineOrderEqualsKafka checks the same against a JVM).
+func TestKafkaTimelineGrow(t *testing.T) {
+	require.Equal(t, 2, KafkaTimelineGrow(2, 1))   // (1+1)*0.75 = 1.5 <= 2
+	require.Equal(t, 4, KafkaTimelineGrow(2, 2))   // a replace while holding 2 keys grows too
+	require.Equal(t, 4, KafkaTimelineGrow(4, 4))   // 3.75 <= 4
+	require.Equal(t, 8, KafkaTimelineGrow(4, 5))   // 4.5 > 4
+	require.Equal(t, 16, KafkaTimelineGrow(8, 10)) // 8.25 > 8
+	for n, want := range map[int]int{0: 2, 1: 2, 2: 2, 3: 4, 5: 4, 6: 8, 10: 8, 11: 16, 40: 32, 43: 64} {
+		require.Equal(t, want, KafkaTimelineSlots(n), "%d keys", n)
+	}
+	// "a" and "d" share slot 3 of 4, where the later inserted comes first; in 8 slots each
+	// key has its own, and the insertion order does not matter.
+	require.Equal(t, []string{"c", "e", "b", "d", "a"}, KafkaTimelineOrder([]string{"a", "b", "c", "d", "e"}, JavaStringHash, 4))
+	require.Equal(t, []string{"c", "e", "b", "a", "d"}, KafkaTimelineOrder([]string{"d", "b", "c", "a", "e"}, JavaStringHash, 4))
+	require.Equal(t, []string{"c", "e", "b", "d", "a"}, KafkaTimelineOrder([]string{"d", "b", "c", "a", "e"}, JavaStringHash, 8))
 }

@@ -79,6 +79,8 @@ type ResolvedRegularExpression struct {
 	Topics    []string `json:"topics,omitempty"` // sorted
 	Version   int64    `json:"version"`
 	Timestamp int64    `json:"timestamp"`
+
+	seq uint64 // the regex's insertion into Kafka's map (order.go); 0 in views
 }
 
 // ConsumerMember is the view of a consumer group member. A member created by a record 8 or
@@ -101,10 +103,13 @@ type ConsumerMember struct {
 	ClassicMemberMetadata       *ClassicMemberMetadata      `json:"classicMemberMetadata"`
 	AssignedPartitions          []TopicPartitionsWithEpochs `json:"assignedPartitions,omitempty"`          // sorted by topic id
 	PartitionsPendingRevocation []TopicPartitionsWithEpochs `json:"partitionsPendingRevocation,omitempty"` // sorted by topic id
+
+	seq uint64 // the member's insertion into Kafka's map (order.go); 0 in views
 }
 
 func (m *ConsumerMember) clone() ConsumerMember {
 	c := *m
+	c.seq = 0
 	c.InstanceID = cloneStrPtr(m.InstanceID)
 	c.RackID = cloneStrPtr(m.RackID)
 	c.SubscribedTopicNames = cloneStrings(m.SubscribedTopicNames)
@@ -139,6 +144,11 @@ type consumerGroup struct {
 	hasSubscriptionMetadataRecord bool
 	subscriptionMetadata          map[string]TopicMetadata
 	regexes                       map[string]ResolvedRegularExpression
+	regexTable                    kafkaTable // the layout of Kafka's map of the regexes (order.go)
+	// assignors is Kafka's serverAssignors map (order.go): per server assignor the members
+	// name, how many do; nil while none does. assignorTable is its layout.
+	assignors     map[string]assignorCount
+	assignorTable kafkaTable
 }
 
 func (*consumerGroup) groupType() GroupType { return GroupTypeConsumer }
@@ -146,6 +156,8 @@ func (*consumerGroup) groupType() GroupType { return GroupTypeConsumer }
 func (g *consumerGroup) init(v KafkaVersion) {
 	g.modernGroup.init(v)
 	g.regexes = map[string]ResolvedRegularExpression{}
+	g.regexTable = newKafkaTable()
+	g.assignorTable = newKafkaTable()
 }
 
 // lookupConsumer is lookupModern for consumer records (getOrMaybeCreatePersistedConsumerGroup:
@@ -183,13 +195,15 @@ func newConsumerMember(id string) *ConsumerMember {
 	}
 }
 
-// member returns the member id, created with the builder's defaults (under a copy of id)
-// when missing.
+// member is ConsumerGroup.updateMember's put into Kafka's map of members: it returns the
+// member id, created with the builder's defaults (under a copy of id) when missing.
 func (g *consumerGroup) member(id string) *ConsumerMember {
+	g.memberTable.put(len(g.members))
 	if m := g.members[id]; m != nil {
 		return m
 	}
 	m := newConsumerMember(strings.Clone(id))
+	m.seq = g.memberTable.insert()
 	g.members[m.MemberID] = m
 	return m
 }
@@ -310,6 +324,7 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 		return err
 	}
 	m := g.member(memberID)
+	oldAssignor := m.ServerAssignor
 	m.InstanceID = keepStrPtr(m.InstanceID, v.InstanceID)
 	m.RackID = keepStrPtr(m.RackID, v.RackID)
 	m.ClientID = keepStr(m.ClientID, v.ClientID)
@@ -321,6 +336,7 @@ func (s *State) ReplayConsumerGroupMemberMetadata(groupID, memberID string, v Co
 	if !m.ClassicMemberMetadata.same(v.ClassicMemberMetadata) {
 		m.ClassicMemberMetadata = v.ClassicMemberMetadata.clone()
 	}
+	g.updateAssignors(oldAssignor, m.ServerAssignor)
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -350,7 +366,11 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 		s.install(groupID, g, fresh)
 		return nil
 	}
-	return g.removeMember(r, consumerRules, m.MemberEpoch, true)
+	if err := g.removeMember(r, consumerRules, m.MemberEpoch, true); err != nil {
+		return err
+	}
+	g.updateAssignors(m.ServerAssignor, nil)
+	return nil
 }
 
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
@@ -475,6 +495,7 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignment(groupID, memberID str
 	m.State = consumerMemberState(v.State)
 	m.AssignedPartitions = keepTopicPartitionsWithEpochs(m.AssignedPartitions, assigned)
 	m.PartitionsPendingRevocation = keepTopicPartitionsWithEpochs(m.PartitionsPendingRevocation, pending)
+	g.updateAssignors(m.ServerAssignor, m.ServerAssignor)
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -489,13 +510,17 @@ func (s *State) ReplayConsumerGroupCurrentMemberAssignmentTombstone(groupID, mem
 	}
 	s.install(groupID, g, fresh)
 	if m := g.members[memberID]; m != nil {
+		g.memberTable.put(len(g.members))
+		g.updateAssignors(m.ServerAssignor, m.ServerAssignor)
 		m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
 		m.AssignedPartitions, m.PartitionsPendingRevocation = nil, nil
 	}
 	return nil
 }
 
-// ReplayConsumerGroupRegularExpression replays record 16: store the regex resolution.
+// ReplayConsumerGroupRegularExpression replays record 16: store the regex resolution. Kafka
+// removes the regex and puts it again (ConsumerGroup.updateResolvedRegularExpression): it is
+// inserted anew, unchanged or not.
 func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v RegularExpressionValue) error {
 	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupRegularExpression, group: groupID}, true)
 	if err != nil {
@@ -503,13 +528,20 @@ func (s *State) ReplayConsumerGroupRegularExpression(groupID, regex string, v Re
 	}
 	old, had := g.regexes[regex]
 	topics := s.scr().canonStrings(v.Topics)
+	re := old
 	if !had || !sameStrings(old.Topics, topics) || old.Version != v.Version || old.Timestamp != v.Timestamp {
-		re := ResolvedRegularExpression{Regex: old.Regex, Topics: s.keepStrings(old.Topics, topics), Version: v.Version, Timestamp: v.Timestamp}
+		re = ResolvedRegularExpression{Regex: old.Regex, Topics: s.keepStrings(old.Topics, topics), Version: v.Version, Timestamp: v.Timestamp}
 		if !had {
 			re.Regex = strings.Clone(regex)
 		}
-		g.regexes[re.Regex] = re
 	}
+	size := len(g.regexes)
+	if had {
+		size--
+	}
+	g.regexTable.put(size)
+	re.seq = g.regexTable.insert()
+	g.regexes[re.Regex] = re
 	s.install(groupID, g, fresh)
 	return nil
 }
@@ -551,6 +583,7 @@ func (g *consumerGroup) view(id string) ConsumerGroup {
 	for _, re := range sortedKeys(g.regexes) {
 		r := g.regexes[re]
 		r.Topics = cloneStrings(r.Topics)
+		r.seq = 0
 		v.ResolvedRegularExpressions = append(v.ResolvedRegularExpressions, r)
 	}
 	return v

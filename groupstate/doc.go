@@ -55,6 +55,18 @@
 // wording of each tombstone message. The steps are static calls on the concrete types: no
 // interface values or closures per record.
 //
+// # The orders of Kafka's maps
+//
+// Kafka iterates a modern group's members, and a consumer group's resolved regexes, in the
+// order of its TimelineHashMaps, which depends on the order the keys were inserted and on
+// the size of the map's table, not on the keys alone; that order decides the order of the
+// records Kafka writes for every member and, through its assignors' input, assignments.
+// Replay keeps both (order.go): per map, the table size, grown on every put as Kafka's grows,
+// and per member and regex, the sequence number of its insertion. View.MemberTable and
+// View.RegexTable give them; coordinator.KafkaTimelineOrder turns them into Kafka's order.
+// They are not part of the Dump: Equal ignores them, and a state restored from a Dump or
+// from a format-1 image assumes them (keys inserted in sorted order), which MemberTable says.
+//
 // # Version rules
 //
 // KafkaVersion (4.0 .. 4.4, default 4.4) selects: the initial group and assignment epochs
@@ -81,7 +93,8 @@
 //
 //   - The package imports only the standard library (and its own sub-packages).
 //   - No wall clock, no goroutines, no map-order leaks: every accessor that lists things
-//     returns a sorted slice, empty lists are nil. Kafka's replay-time wall-clock values
+//     returns a sorted slice (MemberTable and RegexTable: in insertion order, which replay
+//     determines), empty lists are nil. Kafka's replay-time wall-clock values
 //     (the currentStateTimestamp of a simple classic group created by an offset commit,
 //     share initialization timestamps) are not modelled: the former is -1 (none).
 //   - Views are deep copies (ClassicGroup, ConsumerGroup, Group, Dump, ...); nothing a
@@ -103,15 +116,17 @@
 //     every view reads packed offsets in place and returns exactly what the unpacked maps
 //     would, so packing is invisible except in time and memory.
 //   - Dump is the canonical form: Equal(a, b) compares dumps with reflect.DeepEqual, Diff
-//     names what differs, Restore(Dump) rebuilds an equal State (for snapshots), and
-//     json.Marshal(Dump) is stable (the format describe --format json prints).
+//     names what differs, Restore(Dump) rebuilds an equal State (with assumed orders of
+//     Kafka's maps, which a Dump does not hold), and json.Marshal(Dump) is stable (the format
+//     describe --format json prints).
 //
 // # State images
 //
 // PlanImage, AppendImageHead and AppendImagePart write the whole state as an image:
-// varint-packed, every field of every internal struct including nil-ness, maps as sorted
-// lists, split into independent parts by sorted group id, so that equal states give equal
-// bytes. NewFromImageHead, DecodeImagePart, AddImagePart and FinishImage read it back into
+// varint-packed, every field of every internal struct including nil-ness (the orders of
+// Kafka's maps too), maps as sorted lists, split into independent parts by sorted group id,
+// so that equal states give equal bytes. The head and every part name the image's format
+// (image.go): this build writes format 2 and reads 1, whose states assume the orders. NewFromImageHead, DecodeImagePart, AddImagePart and FinishImage read it back into
 // the same State (not just an equal Dump) without going through Dump and Restore; parts
 // encode and decode independently, so a caller (replay's snapshots) spreads them over its
 // cores. Decoding checks everything (bounded lengths, strict order, canonical varints, the

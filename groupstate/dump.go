@@ -155,18 +155,19 @@ func keyed(d Dump) map[string][]byte {
 	return m
 }
 
-// Clone returns a deep copy of the state.
+// Clone returns a deep copy of the state, the orders of Kafka's maps (order.go) included.
 func (s *State) Clone() *State {
 	c, err := Restore(s.View().Dump())
 	if err != nil {
 		panic("groupstate: Clone: " + err.Error()) // a state's own dump always restores
 	}
+	c.copyOrder(s)
 	return c
 }
 
-// Restore rebuilds a State from its Dump (for snapshots). It checks the dump's shape
-// (known version and group types, one body per group, unique keys) but not Kafka's replay
-// invariants.
+// Restore rebuilds a State from its Dump. It checks the dump's shape (known version and
+// group types, one body per group, unique keys) but not Kafka's replay invariants. A Dump
+// does not hold the orders of Kafka's maps: the restored state assumes them (order.go).
 func Restore(d Dump) (*State, error) {
 	if !d.KafkaVersion.Valid() {
 		return nil, fmt.Errorf("groupstate: restore: invalid Kafka version %d", d.KafkaVersion)
@@ -222,6 +223,7 @@ func Restore(d Dump) (*State, error) {
 	for _, m := range d.ShareGroupStatePartitionMetadata {
 		s.shareStateMeta[m.GroupID] = m.clone()
 	}
+	s.assumeOrder()
 	return s, nil
 }
 

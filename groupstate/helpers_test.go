@@ -33,11 +33,24 @@ func assertReplayError(t *testing.T, err error, kind error, group, member string
 // assertUnchanged runs f and checks it failed without changing the state.
 func assertUnchanged(t *testing.T, s *State, f func() error) error {
 	t.Helper()
-	before := s.Clone()
+	before, tables := s.Clone(), orderTables(s)
 	err := f()
 	require.Error(t, err)
 	require.True(t, Equal(before.View(), s.View()), "state changed by a failing mutator: %v", Diff(before.View(), s.View(), 5))
+	require.Equal(t, tables, orderTables(s), "the order of Kafka's maps changed by a failing mutator")
 	return err
+}
+
+// orderTables is what the state keeps of the orders of Kafka's maps (order.go), by group.
+func orderTables(s *State) map[string][3]TimelineTable {
+	out := map[string][3]TimelineTable{}
+	for _, id := range s.View().GroupIDs() {
+		mt, _ := s.View().MemberTable(id)
+		rt, _ := s.View().RegexTable(id)
+		at, _ := s.View().AssignorTable(id)
+		out[id] = [3]TimelineTable{mt, rt, at}
+	}
+	return out
 }
 
 // roundTrip checks that the state survives Dump/Restore and JSON, and returns it.

@@ -39,9 +39,13 @@ import (
 // of every struct and fails when an image does not bring one back; TestImageGolden pins the
 // bytes.
 
-// imageFormat is the version of the image layout; decoders accept exactly this one (the
-// caller's snapshot format names it).
-const imageFormat = 1
+// imageFormat is the version of the image layout, which the head and every part name. This
+// build writes format 2 and reads 1 and 2. History: 1, the first; 2 adds the layout of
+// Kafka's maps of members and regexes (order.go: a table per map, a sequence number per
+// member and regex), and a header to each part (a zero byte and the format; a part of
+// format 1 begins with its number of entries). A state read from a format-1 image assumes
+// the orders of those maps (order.go).
+const imageFormat = 2
 
 // Entry flags.
 const (
@@ -149,7 +153,7 @@ func (v View) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
 	c := imageEncoder{w: imageWriter{b: b}, part: &partScratch{}}
 	ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
 	n := len(ids)
-	c.length(&n, 2, "entries")
+	c.partHeader(&n)
 	for i, id := range ids {
 		e := imageEntry{id: id, g: s.groups[id], off: s.offsets[id]}
 		c.entry(&e, i, "")
@@ -159,6 +163,7 @@ func (v View) AppendImagePart(b []byte, plan *ImagePlan, i int) []byte {
 
 // ImagePart is a decoded part, ready to be added to a state (AddImagePart).
 type ImagePart struct {
+	format  uint64
 	entries []imageEntry
 	offsets int
 	// unchecked are the offset blocks DecodeImagePartUnchecked left for an OffsetCheck.
@@ -188,11 +193,11 @@ func DecodeImagePartUnchecked(data string) (*ImagePart, error) { return decodeIm
 func decodeImagePart(data string, checkOffsets bool) (*ImagePart, error) {
 	c := &imageDecoder{dec: true, r: imageReader{s: data, what: "part header"}, checkOffsets: checkOffsets}
 	n := 0
-	c.length(&n, 2, "entries")
+	c.partHeader(&n)
 	if c.r.err != nil {
 		return nil, c.r.err
 	}
-	p := &ImagePart{entries: make([]imageEntry, n)}
+	p := &ImagePart{format: c.format, entries: make([]imageEntry, n)}
 	prev := ""
 	for i := range p.entries {
 		e := &p.entries[i]
@@ -224,6 +229,7 @@ type partScratch struct {
 
 // imageTotals is what an image head announced, until FinishImage checks it.
 type imageTotals struct {
+	format                        uint64 // the head's; every part must have it
 	groups, offsetGroups, offsets uint64
 	lastID                        string // the last id added, for the order check across parts
 	parts                         int
@@ -237,6 +243,9 @@ func (s *State) AddImagePart(p *ImagePart) error {
 		return fmt.Errorf("groupstate: AddImagePart on a state not started by NewFromImageHead")
 	}
 	t.parts++
+	if p.format != t.format {
+		return fmt.Errorf("%w: part %d has image format %d, the head %d", ErrImageCorrupt, t.parts, p.format, t.format)
+	}
 	if len(p.entries) > 0 && t.lastID != "" && p.entries[0].id <= t.lastID {
 		return fmt.Errorf("%w: part %d: id %q does not follow %q", ErrImageCorrupt, t.parts, p.entries[0].id, t.lastID)
 	}

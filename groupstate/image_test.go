@@ -315,7 +315,7 @@ func FuzzImagePart(f *testing.F) {
 		}
 		// Whatever decodes is a state that survives its own image exactly.
 		st := New(Kafka44)
-		st.imageTotals = &imageTotals{}
+		st.imageTotals = &imageTotals{format: p.format}
 		require.NoError(t, st.AddImagePart(p))
 		st.imageTotals = nil
 		head, parts := encodeImage(st, 1<<20)
@@ -400,7 +400,7 @@ func TestImageTwoWayCodec(t *testing.T) {
 			c := &imageCodec{part: &partScratch{}}
 			ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
 			n := len(ids)
-			c.length(&n, 2, "entries")
+			c.partHeader(&n)
 			for j, id := range ids {
 				c.entry(&imageEntry{id: id, g: s.groups[id], off: s.offsets[id]}, j, "")
 			}
@@ -426,8 +426,8 @@ func twoWayDecodeHead(head string) (*State, error) {
 func twoWayDecodePart(data string) (*ImagePart, error) {
 	c := &imageCodec{dec: true, r: imageReader{s: data, what: "part header"}, checkOffsets: true}
 	n := 0
-	c.length(&n, 2, "entries")
-	p := &ImagePart{entries: make([]imageEntry, n)}
+	c.partHeader(&n)
+	p := &ImagePart{format: c.format, entries: make([]imageEntry, n)}
 	prev := ""
 	for i := range p.entries {
 		e := &p.entries[i]

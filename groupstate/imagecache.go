@@ -52,7 +52,7 @@ func (v View) AppendImagePartCached(b []byte, plan *ImagePlan, i int, c *ImageCa
 	enc := imageEncoder{w: imageWriter{b: b}, part: &partScratch{}}
 	ids := plan.ids[plan.cuts[i]:plan.cuts[i+1]]
 	n := len(ids)
-	enc.length(&n, 2, "entries")
+	enc.partHeader(&n)
 	next := make([]cachedEntry, 0, len(ids))
 	for _, id := range ids {
 		if data, ok := c.entries[id]; ok {

@@ -37,6 +37,9 @@ type imageCodec struct {
 	// checkOffsets: reading a part, check its offset blocks (DecodeImagePart) or leave them
 	// to an OffsetCheck (DecodeImagePartUnchecked).
 	checkOffsets bool
+	// format is the format of the image being read (the part header's, image.go); writing
+	// is always imageFormat.
+	format uint64
 }
 
 // The primitives: each visits one value of the type it is named after.
@@ -268,8 +271,8 @@ func codecRepeated(c *imageCodec, got, n int, repeated string) {
 func (c *imageCodec) head(s *State) error {
 	format, version := uint64(imageFormat), uint64(s.version)
 	c.uv(&format)
-	if c.dec && format != imageFormat && c.r.err == nil {
-		return fmt.Errorf("%w: image format %d, this build reads %d", ErrImageCorrupt, format, imageFormat)
+	if c.dec && (format < 1 || format > imageFormat) && c.r.err == nil {
+		return fmt.Errorf("%w: image format %d, this build reads 1 to %d", ErrImageCorrupt, format, imageFormat)
 	}
 	c.uv(&version)
 	if c.dec {
@@ -277,7 +280,7 @@ func (c *imageCodec) head(s *State) error {
 			return fmt.Errorf("%w: invalid Kafka version %d", ErrImageCorrupt, s.version)
 		}
 	}
-	t := imageTotals{groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
+	t := imageTotals{format: format, groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
 	c.uv(&t.groups)
 	c.uv(&t.offsetGroups)
 	c.uv(&t.offsets)
@@ -429,6 +432,58 @@ func (c *imageCodec) topicPartitionsInfos(s *[]TopicPartitionsInfo) {
 		c.str(&t.TopicName)
 		c.i32s(&t.Partitions)
 	}
+}
+
+// partHeader visits the header of a part: from format 2 on, a zero byte and the format, then
+// the number of entries n. A part of format 1 has no format: it begins with n, which is 0
+// only in an empty part that ends there, so a zero byte with more bytes after it starts a
+// format. Reading, it sets c.format.
+func (c *imageCodec) partHeader(n *int) {
+	if c.dec && !c.r.formatFollows() {
+		c.format = 1
+	} else {
+		zero, format := uint8(0), uint64(imageFormat)
+		c.u8(&zero)
+		c.uv(&format)
+		if c.dec {
+			if (format < 2 || format > imageFormat) && c.r.err == nil {
+				c.r.fail("part format %d, this build reads 1 to %d", format, imageFormat)
+			}
+			c.format = format
+		}
+	}
+	c.length(n, 2, "entries")
+}
+
+// kafkaTable visits the layout of one of Kafka's maps (order.go), after the map's keys: its
+// table size, the next insertion sequence number and whether the order is assumed. Images
+// of format 1 do not have it: reading one, it returns false, and the caller gives the map
+// the assumed order (assumeOrder). The keys' own sequence numbers are not checked against
+// next: a wrong one misorders the map, nothing more.
+func (c *imageCodec) kafkaTable(t *kafkaTable) bool {
+	if c.dec && c.format < 2 {
+		return false
+	}
+	slots := uint64(t.slots)
+	c.uv(&slots)
+	c.uv(&t.next)
+	c.bool(&t.assumed)
+	if c.dec {
+		if slots < minSlots || slots > 1<<30 || slots&(slots-1) != 0 {
+			c.r.fail("a table of %d slots", slots)
+		}
+		t.slots = uint32(slots)
+	}
+	return true
+}
+
+// seq visits the insertion sequence number of a member or a regex (format 2 on; reading
+// format 1 leaves it 0, for the caller's assumed order).
+func (c *imageCodec) seq(p *uint64) {
+	if c.dec && c.format < 2 {
+		return
+	}
+	c.uv(p)
 }
 
 // entry visits entry i of a part (prev is the id before it, reading): the id, a flag byte
@@ -600,6 +655,34 @@ func (c *imageCodec) consumerGroup(g *consumerGroup) {
 	codecRepeated(c, len(g.members), len(slab), "consumer member")
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
+	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
+		g.assumeOrder()
+	}
+}
+
+// assignors visits a consumer group's serverAssignors map (order.go; format 2 on): reading
+// format 1, it returns false.
+func (c *imageCodec) assignors(am *map[string]assignorCount) bool {
+	if c.dec && c.format < 2 {
+		return false
+	}
+	keys, n := codecMapFrame(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+		if c.dec {
+			if a.members < 1 && c.r.err == nil {
+				c.r.fail("server assignor %q named by %d members", k, a.members)
+			}
+			(*am)[k] = a
+		}
+	}
+	codecRepeated(c, len(*am), n, "server assignor")
+	return true
 }
 
 // topicMetadataMap visits the subscription metadata of 4.0's records 4 and 9.
@@ -652,6 +735,7 @@ func (c *imageCodec) regexes(rm *map[string]ResolvedRegularExpression) {
 
 func (c *imageCodec) consumerMember(m *ConsumerMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -686,6 +770,7 @@ func (c *imageCodec) classicMemberMetadata(m *ClassicMemberMetadata) {
 
 func (c *imageCodec) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
+	c.seq(&re.seq)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
@@ -745,10 +830,14 @@ func (c *imageCodec) shareGroup(g *shareGroup) {
 	}
 	codecRepeated(c, len(g.members), len(slab), "share member")
 	c.targets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageCodec) shareMember(m *ShareMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -786,10 +875,14 @@ func (c *imageCodec) streamsGroup(g *streamsGroup) {
 	}
 	codecRepeated(c, len(g.members), len(slab), "streams member")
 	c.streamsTargets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageCodec) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	if c.flag(m.MemberEpoch != nil, "bad bool") {
 		if c.dec {
 			m.MemberEpoch = new(int32)

@@ -147,7 +147,7 @@ func (c *imageEncoder) head(s *State) error {
 
 	c.uv(&version)
 
-	t := imageTotals{groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
+	t := imageTotals{format: format, groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
 	c.uv(&t.groups)
 	c.uv(&t.offsetGroups)
 	c.uv(&t.offsets)
@@ -251,6 +251,32 @@ func (c *imageEncoder) topicPartitionsInfos(s *[]TopicPartitionsInfo) {
 		c.str(&t.TopicName)
 		c.i32s(&t.Partitions)
 	}
+}
+
+func (c *imageEncoder) partHeader(n *int) {
+	{
+
+		zero, format := uint8(0), uint64(imageFormat)
+		c.u8(&zero)
+		c.uv(&format)
+	}
+
+	c.length(n, 2, "entries")
+}
+
+func (c *imageEncoder) kafkaTable(t *kafkaTable) bool {
+
+	slots := uint64(t.slots)
+	c.uv(&slots)
+	c.uv(&t.next)
+	c.bool(&t.assumed)
+
+	return true
+}
+
+func (c *imageEncoder) seq(p *uint64) {
+
+	c.uv(p)
 }
 
 func (c *imageEncoder) entry(e *imageEntry, i int, prev string) {
@@ -378,6 +404,25 @@ func (c *imageEncoder) consumerGroup(g *consumerGroup) {
 	codecRepeatedEncoder(c, len(g.members), len(slab), "consumer member")
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
+	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
+		g.assumeOrder()
+	}
+}
+
+func (c *imageEncoder) assignors(am *map[string]assignorCount) bool {
+
+	keys, n := codecMapFrameEncoder(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+
+	}
+	codecRepeatedEncoder(c, len(*am), n, "server assignor")
+	return true
 }
 
 func (c *imageEncoder) topicMetadataMap(tm *map[string]TopicMetadata) {
@@ -421,6 +466,7 @@ func (c *imageEncoder) regexes(rm *map[string]ResolvedRegularExpression) {
 
 func (c *imageEncoder) consumerMember(m *ConsumerMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -453,6 +499,7 @@ func (c *imageEncoder) classicMemberMetadata(m *ClassicMemberMetadata) {
 
 func (c *imageEncoder) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
+	c.seq(&re.seq)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
@@ -496,10 +543,14 @@ func (c *imageEncoder) shareGroup(g *shareGroup) {
 	}
 	codecRepeatedEncoder(c, len(g.members), len(slab), "share member")
 	c.targets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageEncoder) shareMember(m *ShareMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -533,10 +584,14 @@ func (c *imageEncoder) streamsGroup(g *streamsGroup) {
 	}
 	codecRepeatedEncoder(c, len(g.members), len(slab), "streams member")
 	c.streamsTargets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageEncoder) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	if c.flag(m.MemberEpoch != nil, "bad bool") {
 
 		c.i32(m.MemberEpoch)
@@ -809,8 +864,8 @@ func codecRepeatedDecoder(c *imageDecoder, got, n int, repeated string) {
 func (c *imageDecoder) head(s *State) error {
 	format, version := uint64(imageFormat), uint64(s.version)
 	c.uv(&format)
-	if format != imageFormat && c.r.err == nil {
-		return fmt.Errorf("%w: image format %d, this build reads %d", ErrImageCorrupt, format, imageFormat)
+	if (format < 1 || format > imageFormat) && c.r.err == nil {
+		return fmt.Errorf("%w: image format %d, this build reads 1 to %d", ErrImageCorrupt, format, imageFormat)
 	}
 	c.uv(&version)
 
@@ -818,7 +873,7 @@ func (c *imageDecoder) head(s *State) error {
 		return fmt.Errorf("%w: invalid Kafka version %d", ErrImageCorrupt, s.version)
 	}
 
-	t := imageTotals{groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
+	t := imageTotals{format: format, groups: uint64(len(s.groups)), offsetGroups: uint64(len(s.offsets)), offsets: uint64(s.numOffsets)}
 	c.uv(&t.groups)
 	c.uv(&t.offsetGroups)
 	c.uv(&t.offsets)
@@ -950,6 +1005,47 @@ func (c *imageDecoder) topicPartitionsInfos(s *[]TopicPartitionsInfo) {
 	}
 }
 
+func (c *imageDecoder) partHeader(n *int) {
+	if !c.r.formatFollows() {
+		c.format = 1
+	} else {
+		zero, format := uint8(0), uint64(imageFormat)
+		c.u8(&zero)
+		c.uv(&format)
+
+		if (format < 2 || format > imageFormat) && c.r.err == nil {
+			c.r.fail("part format %d, this build reads 1 to %d", format, imageFormat)
+		}
+		c.format = format
+
+	}
+	c.length(n, 2, "entries")
+}
+
+func (c *imageDecoder) kafkaTable(t *kafkaTable) bool {
+	if c.format < 2 {
+		return false
+	}
+	slots := uint64(t.slots)
+	c.uv(&slots)
+	c.uv(&t.next)
+	c.bool(&t.assumed)
+
+	if slots < minSlots || slots > 1<<30 || slots&(slots-1) != 0 {
+		c.r.fail("a table of %d slots", slots)
+	}
+	t.slots = uint32(slots)
+
+	return true
+}
+
+func (c *imageDecoder) seq(p *uint64) {
+	if c.format < 2 {
+		return
+	}
+	c.uv(p)
+}
+
 func (c *imageDecoder) entry(e *imageEntry, i int, prev string) {
 	c.str(&e.id)
 	var flags uint8
@@ -1078,6 +1174,32 @@ func (c *imageDecoder) consumerGroup(g *consumerGroup) {
 	codecRepeatedDecoder(c, len(g.members), len(slab), "consumer member")
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
+	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
+	assignors := c.assignors(&g.assignors) && c.kafkaTable(&g.assignorTable)
+	if !members || !regexes || !assignors {
+		g.assumeOrder()
+	}
+}
+
+func (c *imageDecoder) assignors(am *map[string]assignorCount) bool {
+	if c.format < 2 {
+		return false
+	}
+	keys, n := codecMapFrameDecoder(c, am, 3, nil)
+	for i := range n {
+		k, a := mapEntry(*am, keys, i)
+		c.str(&k)
+		c.i32(&a.members)
+		c.uv(&a.seq)
+
+		if a.members < 1 && c.r.err == nil {
+			c.r.fail("server assignor %q named by %d members", k, a.members)
+		}
+		(*am)[k] = a
+
+	}
+	codecRepeatedDecoder(c, len(*am), n, "server assignor")
+	return true
 }
 
 func (c *imageDecoder) topicMetadataMap(tm *map[string]TopicMetadata) {
@@ -1127,6 +1249,7 @@ func (c *imageDecoder) regexes(rm *map[string]ResolvedRegularExpression) {
 
 func (c *imageDecoder) consumerMember(m *ConsumerMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -1161,6 +1284,7 @@ func (c *imageDecoder) classicMemberMetadata(m *ClassicMemberMetadata) {
 
 func (c *imageDecoder) resolvedRegularExpression(re *ResolvedRegularExpression) {
 	c.str(&re.Regex)
+	c.seq(&re.seq)
 	c.strs(&re.Topics)
 	c.i64(&re.Version)
 	c.i64(&re.Timestamp)
@@ -1214,10 +1338,14 @@ func (c *imageDecoder) shareGroup(g *shareGroup) {
 	}
 	codecRepeatedDecoder(c, len(g.members), len(slab), "share member")
 	c.targets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageDecoder) shareMember(m *ShareMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	c.i32(&m.MemberEpoch)
 	c.i32(&m.PreviousMemberEpoch)
 	c.i8(&m.State)
@@ -1255,10 +1383,14 @@ func (c *imageDecoder) streamsGroup(g *streamsGroup) {
 	}
 	codecRepeatedDecoder(c, len(g.members), len(slab), "streams member")
 	c.streamsTargets(&g.target, ids)
+	if !c.kafkaTable(&g.memberTable) {
+		g.assumeOrder()
+	}
 }
 
 func (c *imageDecoder) streamsMember(m *StreamsMember) {
 	c.str(&m.MemberID)
+	c.seq(&m.seq)
 	if c.flag(m.MemberEpoch != nil, "bad bool") {
 
 		m.MemberEpoch = new(int32)

@@ -117,6 +117,10 @@ func (r *imageReader) fail(format string, args ...any) {
 
 func (r *imageReader) left() int { return len(r.s) - r.i }
 
+// formatFollows reports whether a part begins with a format (imageCodec.partHeader): a zero
+// byte that is not the whole part.
+func (r *imageReader) formatFollows() bool { return r.left() > 1 && r.s[r.i] == 0 }
+
 func (r *imageReader) uv() uint64 {
 	// Most values are small: one byte, one branch.
 	if r.i < len(r.s) {

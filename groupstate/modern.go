@@ -34,6 +34,9 @@ type modernGroup[M, T any] struct {
 	assignmentTimestamp int64
 	members             map[string]*M // each updated in place (scratch.go), keyed by its own id
 	target              map[string]T  // by member id; the member need not exist
+	// memberTable is the layout of Kafka's map of the members (order.go); each member keeps
+	// its insertion sequence number (the member types' seq field).
+	memberTable kafkaTable
 }
 
 // init makes g the core of a group created implicitly during replay.
@@ -42,6 +45,7 @@ func (g *modernGroup[M, T]) init(v KafkaVersion) {
 	g.groupEpoch, g.assignmentEpoch = e, e
 	g.members = map[string]*M{}
 	g.target = map[string]T{}
+	g.memberTable = newKafkaTable()
 }
 
 // modernRules is what the shared replay steps need to know of a group type.

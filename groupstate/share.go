@@ -90,10 +90,13 @@ type ShareMember struct {
 	ClientHost           string            `json:"clientHost"`
 	SubscribedTopicNames []string          `json:"subscribedTopicNames,omitempty"` // sorted set
 	AssignedPartitions   []TopicPartitions `json:"assignedPartitions,omitempty"`   // sorted by topic id
+
+	seq uint64 // the member's insertion into Kafka's map (order.go); 0 in views
 }
 
 func (m *ShareMember) clone() ShareMember {
 	c := *m
+	c.seq = 0
 	c.RackID = cloneStrPtr(m.RackID)
 	c.SubscribedTopicNames = cloneStrings(m.SubscribedTopicNames)
 	c.AssignedPartitions = cloneTopicPartitions(m.AssignedPartitions)
@@ -147,14 +150,18 @@ func (g *shareGroup) state() string {
 	return StateStable
 }
 
-// member returns the member id, created with ShareGroupMember.Builder's defaults (epoch 0,
-// previous epoch -1, state STABLE; under a copy of id) when missing.
+// member is the puts into Kafka's map of members of ShareGroup.getOrMaybeCreateMember and
+// updateMember: it returns the member id, created with ShareGroupMember.Builder's defaults
+// (epoch 0, previous epoch -1, state STABLE; under a copy of id) when missing, which Kafka
+// puts once more.
 func (g *shareGroup) member(id string) *ShareMember {
-	if m := g.members[id]; m != nil {
-		return m
+	m := g.members[id]
+	if m == nil {
+		g.memberTable.put(len(g.members))
+		m = &ShareMember{MemberID: strings.Clone(id), PreviousMemberEpoch: -1, State: MemberStable, seq: g.memberTable.insert()}
+		g.members[m.MemberID] = m
 	}
-	m := &ShareMember{MemberID: strings.Clone(id), PreviousMemberEpoch: -1, State: MemberStable}
-	g.members[m.MemberID] = m
+	g.memberTable.put(len(g.members))
 	return m
 }
 
@@ -332,6 +339,7 @@ func (s *State) ReplayShareGroupCurrentMemberAssignmentTombstone(groupID, member
 	if !ok {
 		return nil
 	}
+	g.memberTable.put(len(g.members))
 	m.MemberEpoch, m.PreviousMemberEpoch = LeaveGroupMemberEpoch, LeaveGroupMemberEpoch
 	m.AssignedPartitions = nil
 	return nil

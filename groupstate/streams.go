@@ -132,6 +132,8 @@ type StreamsMember struct {
 	Metadata               *StreamsMemberMetadata `json:"metadata"`
 	AssignedTasks          *StreamsTasks          `json:"assignedTasks"`
 	TasksPendingRevocation *StreamsTasks          `json:"tasksPendingRevocation"`
+
+	seq uint64 // the member's insertion into Kafka's map (order.go); not copied to views
 }
 
 func (m *StreamsMember) clone() StreamsMember {
@@ -334,12 +336,14 @@ func (g *streamsGroup) state(v KafkaVersion) string {
 	return StateStable
 }
 
-// member returns the member id, created (uninitialized, under a copy of id) when missing.
+// member is StreamsGroup.updateMember's put into Kafka's map of members: it returns the
+// member id, created (uninitialized, under a copy of id) when missing.
 func (g *streamsGroup) member(id string) *StreamsMember {
+	g.memberTable.put(len(g.members))
 	if m := g.members[id]; m != nil {
 		return m
 	}
-	m := &StreamsMember{MemberID: strings.Clone(id)}
+	m := &StreamsMember{MemberID: strings.Clone(id), seq: g.memberTable.insert()}
 	g.members[m.MemberID] = m
 	return m
 }
@@ -754,6 +758,7 @@ func (s *State) ReplayStreamsGroupCurrentMemberAssignmentTombstone(groupID, memb
 	if m == nil {
 		return nil
 	}
+	g.memberTable.put(len(g.members))
 	setInt32(&m.MemberEpoch, LeaveGroupMemberEpoch)
 	setInt32(&m.PreviousMemberEpoch, LeaveGroupMemberEpoch)
 	for _, t := range []**StreamsTasks{&m.AssignedTasks, &m.TasksPendingRevocation} {

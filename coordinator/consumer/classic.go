@@ -81,8 +81,8 @@ func classicGroupView(st groupstate.View, id string) (*group, bool, error) {
 	case !exists || typ != groupstate.GroupTypeConsumer:
 		return nil, false, nil
 	}
-	v, _ := st.ConsumerGroup(id)
-	return groupFromView(&v), true, nil
+	g, _ := consumerGroupOf(st, id)
+	return g, true, nil
 }
 
 // JoinGroup decides a JoinGroup (versions 0-9) of a classic-protocol member to a consumer
@@ -134,11 +134,10 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 		}
 		return fail("", coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Group %s is not a consumer group.", j.Group))
 	}
-	v, _ := st.ConsumerGroup(j.Group)
-	if len(v.Members) == 0 {
+	g, _ := consumerGroupOf(st, j.Group)
+	if len(g.members) == 0 {
 		return JoinGroupResult{}, ErrNotConsumerGroup
 	}
-	g := groupFromView(&v)
 	if cfg.MigrationPolicy == MigrationDisabled {
 		return fail("", coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Cannot join the consumer group %s with the classic protocol because the group migration is disabled.", g.id))
 	}

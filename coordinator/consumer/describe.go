@@ -22,7 +22,7 @@ func (c *Coordinator) Describe(st groupstate.View, md *coordinator.Metadata, req
 	for _, id := range req.Groups {
 		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		dg.Group = id
-		v, ok := st.ConsumerGroup(id)
+		g, ok := consumerGroupOf(st, id)
 		switch {
 		case strings.TrimSpace(id) == "":
 			dg.ErrorCode = coordinator.ErrInvalidGroupID
@@ -34,11 +34,10 @@ func (c *Coordinator) Describe(st groupstate.View, md *coordinator.Metadata, req
 			}
 			dg.ErrorMessage = &msg
 		default:
-			g := groupFromView(&v)
 			cfg := c.config(id)
 			dg.State, dg.Epoch, dg.AssignmentEpoch = g.state(), g.epoch, g.assignmentEpoch
 			dg.AssignorName = preferredAssignor(g, nil, nil, cfg)
-			for _, mid := range g.sortedMemberIDs() {
+			for _, mid := range g.memberOrder() {
 				m := g.members[mid]
 				dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 				dm.MemberID, dm.InstanceID, dm.RackID, dm.MemberEpoch = m.id, m.instanceID, m.rackID, m.epoch

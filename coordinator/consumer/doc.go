@@ -50,9 +50,10 @@
 // per regex, 4, 3; the leaving members included) and then GroupMetadata (value version 3:
 // generation = the group epoch, protocol voted by the remaining members, leader = the first,
 // currentStateTimestamp = now, per member its subscription and its target as a
-// ConsumerProtocolAssignment). Members are listed in the iteration order of Kafka's
-// TimelineHashMap (coordinator.KafkaTimelineOrder), the classic group's members in that of
-// a HashMap.
+// ConsumerProtocolAssignment). Members and regexes are listed in the iteration order of
+// Kafka's TimelineHashMaps (coordinator.KafkaTimelineOrder over the order in which replay
+// inserted them and the size of their tables, groupstate's MemberTable and RegexTable), the
+// classic group's members in that of a HashMap filled in that order.
 //
 // # Assignors
 //
@@ -65,9 +66,11 @@
 // of Java HashMaps and HashSets, so identical results need identical orders. KafkaSpec
 // (order.go) builds an AssignmentSpec from the replayed state in the orders Kafka's
 // coordinator gives those collections (coordinator/javahash.go models HashMap's bucket
-// order); the order of Kafka's records 7 within a batch is that member order too. The one
-// thing not modelled is the order of keys that share a bucket, which in Kafka is the
-// insertion order of its own timeline maps: coordlog inserts in sorted order.
+// order); the order of Kafka's records 7 within a batch is that member order too. Members
+// that share a bucket of the HashMap Kafka's TargetAssignmentBuilder fills come in the order
+// it put them: the iteration order of the group's TimelineHashMap of members (from the
+// replayed MemberTable), the heartbeating member in its place, or last when it is new
+// (computeTarget).
 //
 // # Invariants (checked by the property tests after every step)
 //
@@ -104,27 +107,37 @@
 //     brokers' request logs (fixtures/real/requests-*, and fresh recordings in CI) at the
 //     broker's time with the metadata images its coordinator applied, and requires Kafka's
 //     response and records for each, and for each session timeout and regex resolution
-//     (fixtures/CONFORMANCE.md). It meets the member order below where ids share a bucket;
+//     (fixtures/CONFORMANCE.md), member order included (no known gap is left);
 //     TestConformanceClassicRequests does the same for the classic requests inside consumer
 //     groups and the conversions of fixtures/real/requests-migration.
+//   - coordinator's TestTimelineOrderEqualsKafka (in fixtures/kafka/assignor-diff.sh) checks
+//     the member, regex and server assignor orders this package follows against Kafka's own
+//     ConsumerGroup after 1000 random histories replayed through groupstate. The server
+//     assignor order decides the preferred assignor when two are named by as many members
+//     ("uniform" and "range" share a bucket of Kafka's HashMap copy of the counts, so the tie
+//     goes to the one its map yields first; testdata/assignors has a case).
 //
 // # Differences from Kafka 4.4 (deliberate, each tested or documented here)
 //
 //   - Records 7 and 8 list topics and partitions sorted; Kafka lists them in the iteration
 //     order of the HashMap it built them in (for example [0,4,1]).
-//   - Ties Kafka breaks by the insertion order of its timeline maps (members sharing a hash
-//     bucket, server assignors with equal counts sharing a bucket) are broken by name.
 //   - The metadata refresh trigger is Metadata.Version (Kafka: a metadata image touching the
 //     group's topics); a refresh that changes no hash writes nothing, as in Kafka.
 //   - Regex subscriptions compile with Go's regexp/syntax in Perl mode, the syntax RE2/J
 //     ports, anchored for a whole-name match; resolution sees every topic (no authorizer).
-//   - Member order in group-wide records (conversions, deletions): Kafka iterates its
-//     TimelineHashMap of members, whose layout depends on the order members were put and on
-//     the most members the group ever held; the state keeps neither, so coordlog takes the
-//     members as put in id order into a map that never held more. That is exact for the
-//     group an upgrade builds. For a downgrade, Fibonacci hashing keeps keys of different
-//     slots in order when the table grows, so the orders can differ only among members that
-//     share a slot of coordlog's table (fixtures/real/conversion's downgrade matches).
+//   - Member order where the state does not keep it: a state restored from a Dump, or from a
+//     snapshot written before coordlog kept the order (image format 1), assumes the members
+//     inserted in id order (groupstate's MemberTable says Assumed), and so does coordlog's
+//     member order for that group from then on. Otherwise the order is the one a broker
+//     that loaded the log has, and one that never restarted too (it replayed its own
+//     decisions' records in the same order), unless the log was compacted since (the cleaner
+//     keeps each key's last record only: a broker that loads the compacted log inserts the
+//     members in the order of those, as coordlog does) or an append failed and Kafka
+//     reverted its maps (the reverted entries move to the end of their slots).
+//   - The classic group an upgrade converts: Kafka iterates its HashMap of members, whose
+//     ties (ids in one bucket) follow the order the members joined, or the order of its
+//     GroupMetadata record after a load; groupstate keeps the classic members sorted by id,
+//     and coordlog takes ties in that order.
 //   - An upgraded member's supported protocols are those the log keeps: the classic group's
 //     protocol with its subscription. A broker that saw the members join (not loaded them)
 //     keeps every protocol they offered and writes them all in record 5.

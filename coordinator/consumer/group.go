@@ -134,6 +134,12 @@ type group struct {
 	static              map[string]string // instance id -> member id
 	target              map[string][]TopicPartitions
 	regexes             map[string]groupstate.ResolvedRegularExpression
+	// memberTable and regexTable are the layouts of Kafka's maps of the members and the
+	// regexes (TimelineHashMaps), whose iteration orders Kafka's group-wide records and its
+	// assignors follow (memberOrder, regexOrder); assignorTable is the layout of its map of
+	// members per server assignor (serverAssignors), whose order breaks the preferred
+	// assignor's ties.
+	memberTable, regexTable, assignorTable timelineTable
 
 	// Derived on demand and kept with a cached model: the group's preferred assignor and
 	// its subscription type.
@@ -163,7 +169,41 @@ func (g *group) homogeneous() bool {
 // newGroup is a group created by a first join (Kafka 4.3+: group and assignment epoch 1).
 func newGroup(id string) *group {
 	return &group{id: id, epoch: 1, assignmentEpoch: 1, members: map[string]*member{}, static: map[string]string{},
-		target: map[string][]TopicPartitions{}, regexes: map[string]groupstate.ResolvedRegularExpression{}}
+		target: map[string][]TopicPartitions{}, regexes: map[string]groupstate.ResolvedRegularExpression{},
+		memberTable: newTimelineTable(), regexTable: newTimelineTable(), assignorTable: newTimelineTable()}
+}
+
+// timelineTable is the layout of one of Kafka's TimelineHashMaps of a group (groupstate's
+// MemberTable and RegexTable): its keys in the order they were inserted, and the size of its
+// table.
+type timelineTable struct {
+	inserted []string
+	slots    int
+}
+
+func newTimelineTable() timelineTable {
+	return timelineTable{slots: coordinator.KafkaTimelineMinSlots}
+}
+
+// order is the order in which the map iterates its keys.
+func (t timelineTable) order() []string {
+	return coordinator.KafkaTimelineOrder(slices.Clone(t.inserted), coordinator.JavaStringHash, t.slots)
+}
+
+// consumerGroupOf is the consumer group id as the state holds it (false when it is not one).
+func consumerGroupOf(st groupstate.View, id string) (*group, bool) {
+	v, ok := st.ConsumerGroup(id)
+	if !ok {
+		return nil, false
+	}
+	g := groupFromView(&v)
+	mt, _ := st.MemberTable(id)
+	rt, _ := st.RegexTable(id)
+	at, _ := st.AssignorTable(id)
+	g.memberTable = timelineTable{inserted: mt.Inserted, slots: mt.Slots}
+	g.regexTable = timelineTable{inserted: rt.Inserted, slots: rt.Slots}
+	g.assignorTable = timelineTable{inserted: at.Inserted, slots: at.Slots}
+	return g, true
 }
 
 func fromViewPartitions(v []groupstate.TopicPartitionsWithEpochs, memberEpoch int32) partitions {
@@ -238,13 +278,12 @@ func (g *group) sortedMemberIDs() []string {
 	return slices.Sorted(maps.Keys(g.members))
 }
 
-// memberOrder is the iteration order of Kafka's members map (a TimelineHashMap), which its
-// group records and conversions follow. It depends on the order the members were put and on
-// how many the group once held, which the state does not keep: the members are taken as put
-// in id order into a map that never held more than today's.
-func (g *group) memberOrder() []string {
-	return coordinator.KafkaTimelineOrder(g.sortedMemberIDs(), coordinator.JavaStringHash)
-}
+// memberOrder is the iteration order of Kafka's map of the members (a TimelineHashMap), which
+// its group-wide records, its conversions and its assignors' input follow.
+func (g *group) memberOrder() []string { return g.memberTable.order() }
+
+// regexOrder is the iteration order of Kafka's map of the resolved regexes.
+func (g *group) regexOrder() []string { return g.regexTable.order() }
 
 // numClassic is numClassicProtocolMembers: the members using the classic protocol.
 func (g *group) numClassic() int {

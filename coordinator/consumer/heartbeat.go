@@ -158,8 +158,8 @@ func (c *Coordinator) loadGroup(st groupstate.View, soft *Soft, id string, joini
 		}
 		return newGroup(id), nil
 	case typ == groupstate.GroupTypeConsumer:
-		v, _ := st.ConsumerGroup(id)
-		return groupFromView(&v), nil
+		g, _ := consumerGroupOf(st, id)
+		return g, nil
 	case joining && typ == groupstate.GroupTypeClassic:
 		cg, _ := st.ClassicGroup(id)
 		if len(cg.Members) == 0 {
@@ -426,31 +426,63 @@ func sortedSet(s []string) []string {
 	return out
 }
 
-// preferredAssignor is computePreferredServerAssignor(old, updated) (both nil: the group's
-// current preference) or the default assignor: the server assignor named by the most
-// members; on a tie, the first in the iteration order of Kafka's HashMap copy of the counts.
+// preferredAssignor is the server assignor named by the most members, or the default
+// assignor when none names one; on a tie, the first in the iteration order of the counts.
+// With old and updated nil it is preferredServerAssignor(): the counts are the group's map
+// (a TimelineHashMap, in assignorTable's order). Otherwise it is
+// computePreferredServerAssignor(old, updated): a HashMap copy of that map, filled in its
+// order, then old's assignor counted one less (removed at 0) and updated's one more (put
+// last when new); a HashMap iterates by bucket and, within one, in the order of the puts.
 func preferredAssignor(g *group, old, updated *member, cfg Config) string {
 	counts := map[string]int{}
 	for _, m := range g.members {
-		if old != nil && m.id == old.id {
-			continue
-		}
 		if m.serverAssignor != nil {
 			counts[*m.serverAssignor]++
 		}
 	}
-	if updated != nil && updated.serverAssignor != nil {
-		counts[*updated.serverAssignor]++
+	names := make([]string, 0, len(counts)+1)
+	for _, n := range g.assignorTable.order() {
+		if counts[n] > 0 {
+			names = append(names, n)
+		}
 	}
-	if len(counts) == 0 {
+	if len(names) < len(counts) {
+		// Names the table does not hold (a group the model made up this decision): after
+		// the others, in sorted order.
+		var rest []string
+		for n := range counts {
+			if !slices.Contains(names, n) {
+				rest = append(rest, n)
+			}
+		}
+		slices.Sort(rest)
+		names = append(names, rest...)
+	}
+	if old != nil || updated != nil {
+		capacity := coordinator.JavaMapCapacityCopy(len(names))
+		if old != nil && old.serverAssignor != nil {
+			if n := *old.serverAssignor; counts[n] <= 1 {
+				delete(counts, n)
+				names = slices.DeleteFunc(names, func(s string) bool { return s == n })
+			} else {
+				counts[n]--
+			}
+		}
+		if updated != nil && updated.serverAssignor != nil {
+			n := *updated.serverAssignor
+			if counts[n] == 0 {
+				names = append(names, n)
+			}
+			counts[n]++
+		}
+		for len(names) > int(float32(capacity)*0.75) { // HashMap.resize keeps a bucket's order
+			capacity <<= 1
+		}
+		coordinator.JavaHashOrder(names, coordinator.JavaStringHash, capacity)
+	}
+	if len(names) == 0 {
 		return cfg.Assignors[0]
 	}
-	names := make([]string, 0, len(counts))
-	for n := range counts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	coordinator.JavaHashOrder(names, coordinator.JavaStringHash, coordinator.JavaMapCapacityCopy(len(names)))
 	best := names[0]
 	for _, n := range names[1:] {
 		if counts[n] > counts[best] {

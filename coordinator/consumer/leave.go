@@ -19,8 +19,7 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Meta
 	if typ != groupstate.GroupTypeConsumer {
 		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a consumer group.", r.Group)
 	}
-	v, _ := st.ConsumerGroup(r.Group)
-	g := groupFromView(&v)
+	g, _ := consumerGroupOf(st, r.Group)
 	resp := req.newResponse()
 	resp.Version = r.Version
 	id := r.MemberID
@@ -150,12 +149,11 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metad
 	case coordinator.TimerSync:
 		ms.SyncDeadline = 0
 	}
-	v, ok := st.ConsumerGroup(best.Group)
+	g, ok := consumerGroupOf(st, best.Group)
 	if !ok {
 		delete(gs.Members, best.Member)
 		return res, true
 	}
-	g := groupFromView(&v)
 	m := g.members[best.Member]
 	if m == nil {
 		delete(gs.Members, best.Member)

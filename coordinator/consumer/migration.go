@@ -104,7 +104,10 @@ func upgradeClassicGroup(cg *groupstate.ClassicGroup, soft *Soft, cfg Config, md
 	}
 	g.metadataHash = groupHash(g.subscribedTopicNames(nil, nil, nil), md)
 
-	order := coordinator.KafkaTimelineOrder(ids, coordinator.JavaStringHash)
+	// ConsumerGroup.fromClassicGroup puts each member once into the new group's map, in the
+	// order it took them.
+	g.memberTable = timelineTable{inserted: ids, slots: coordinator.KafkaTimelineSlots(len(ids))}
+	order := g.memberOrder()
 	*records = append(*records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: id}})
 	for _, mid := range order {
 		*records = append(*records, memberMetadataRecord(id, g.members[mid]))

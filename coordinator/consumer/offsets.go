@@ -2,8 +2,6 @@ package consumer
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -67,8 +65,7 @@ func (c *Coordinator) OffsetCommit(st groupstate.View, md *coordinator.Metadata,
 			return OffsetCommitResult{}, ErrNotConsumerGroup
 		}
 	default:
-		v, _ := st.ConsumerGroup(req.Group)
-		g := groupFromView(&v)
+		g, _ := consumerGroupOf(st, req.Group)
 		var err *coordinator.Error
 		if validate, err = commitValidator(g, req.MemberID, req.Generation, req.Version); err != nil {
 			return fail(err.Code), nil
@@ -192,8 +189,7 @@ func (c *Coordinator) OffsetFetch(st groupstate.View, req *kmsg.OffsetFetchReque
 		}
 	}
 	if exists && typ == groupstate.GroupTypeConsumer && !(req.MemberID == nil && req.MemberEpoch < 0) {
-		v, _ := st.ConsumerGroup(req.Group)
-		g := groupFromView(&v)
+		g, _ := consumerGroupOf(st, req.Group)
 		id := ""
 		if req.MemberID != nil {
 			id = *req.MemberID
@@ -270,8 +266,7 @@ func (c *Coordinator) OffsetDelete(st groupstate.View, req *kmsg.OffsetDeleteReq
 	subscribed := map[string]bool{}
 	switch typ {
 	case groupstate.GroupTypeConsumer:
-		v, _ := st.ConsumerGroup(req.Group)
-		g := groupFromView(&v)
+		g, _ := consumerGroupOf(st, req.Group)
 		for n := range g.subscribedTopicNames(nil, nil, nil) {
 			subscribed[n] = true
 		}
@@ -324,8 +319,7 @@ func (c *Coordinator) DeleteGroups(st groupstate.View, soft *Soft, req *kmsg.Del
 			res.NotDecided = append(res.NotDecided, id)
 			continue
 		default:
-			v, _ := st.ConsumerGroup(id)
-			g := groupFromView(&v)
+			g, _ := consumerGroupOf(st, id)
 			if len(g.members) > 0 {
 				rg.ErrorCode = coordinator.ErrNonEmptyGroup
 				break
@@ -375,8 +369,7 @@ func groupTombstones(g *group, ids []string) []recordcodec.Record {
 	for _, id := range ids {
 		recs = append(recs, tombstone(recordcodec.ConsumerGroupMemberMetadata, g.id, id))
 	}
-	regexes := coordinator.KafkaTimelineOrder(slices.Sorted(maps.Keys(g.regexes)), coordinator.JavaStringHash)
-	for _, re := range regexes {
+	for _, re := range g.regexOrder() {
 		recs = append(recs, regexTombstone(g.id, re))
 	}
 	recs = append(recs, tombstone(recordcodec.ConsumerGroupPartitionMetadata, g.id, ""), tombstone(recordcodec.ConsumerGroupMetadata, g.id, ""))

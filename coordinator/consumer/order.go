@@ -18,12 +18,12 @@ type SpecMember struct {
 	Target      []TopicPartitions
 }
 
-// KafkaSpec builds the assignor input from members sorted by id, in the iteration orders
+// KafkaSpec builds the assignor input from members given in the order Kafka's
+// TargetAssignmentBuilder puts them into its HashMap (computeTarget), in the iteration orders
 // Kafka's coordinator gives its collections (see coordinator/javahash.go):
 //
-//   - members: TargetAssignmentBuilder puts them into a new HashMap, so they iterate in
-//     String.hashCode bucket order (members of one bucket in id order: Kafka puts them in
-//     the order its timeline map yields, which is not modelled);
+//   - members: the builder's new HashMap iterates them in String.hashCode bucket order, the
+//     members of one bucket in the order they were put;
 //   - a member's topics: its names are a new HashSet of record 5's list, a resolved regex's
 //     topics another (iterated after the names, skipping names already there), resolved to
 //     the ids of existing topics in that order (TopicIds);

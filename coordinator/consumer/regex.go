@@ -133,11 +133,10 @@ func (c *Coordinator) ResolveRegexes(st groupstate.View, soft *Soft, md *coordin
 	job := gs.RegexResolution
 	gs.RegexResolution = nil
 	soft.observeMetadata(md)
-	v, exists := st.ConsumerGroup(groupID)
+	g, exists := consumerGroupOf(st, groupID)
 	if !exists {
 		return nil, true
 	}
-	g := groupFromView(&v)
 	var version int64
 	if md != nil {
 		version = md.Version

@@ -68,6 +68,25 @@ func checkReplayEquivalence(t *testing.T, rec *recorded) {
 		require.NoError(t, fresh.Apply(b))
 	}
 	require.True(t, groupstate.Equal(rec.State(), fresh.State()), "%v", groupstate.Diff(rec.State(), fresh.State(), 10))
+	requireSameOrders(t, rec.State(), fresh.State())
+}
+
+// requireSameOrders: the orders of Kafka's maps of members, regexes and server assignors
+// (groupstate/order.go), which groupstate.Equal does not compare, are the same in both
+// states.
+func requireSameOrders(t *testing.T, want, got groupstate.View) {
+	t.Helper()
+	for _, id := range want.GroupIDs() {
+		wm, _ := want.MemberTable(id)
+		gm, _ := got.MemberTable(id)
+		require.Equal(t, wm, gm, "group %s: member table", id)
+		wr, _ := want.RegexTable(id)
+		gr, _ := got.RegexTable(id)
+		require.Equal(t, wr, gr, "group %s: regex table", id)
+		wa, _ := want.AssignorTable(id)
+		ga, _ := got.AssignorTable(id)
+		require.Equal(t, wa, ga, "group %s: server assignor table", id)
+	}
 }
 
 // requireInvariants: in every consumer group, no partition is owned (assigned or pending

@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/recordcodec"
@@ -13,8 +12,11 @@ import (
 // the assignment interval has not elapsed (no timer: a later heartbeat computes it).
 // Otherwise the preferred assignor runs over the members as they will be after this
 // heartbeat (u replacing old, or the static member it replaces, whose target it inherits),
-// and record 7 is written for every member whose target changed (in the iteration order of
-// Kafka's member map), then record 6 (epoch, now).
+// and record 7 is written for every member whose target changed, then record 6 (epoch, now).
+// The members are taken in the order Kafka's UpdatedMembersAndTargetAssignmentView yields
+// them (an OverlayMap over the group's map of members): the group's members in the order its
+// map iterates them, u in old's place, the member u replaces left out, and u last when it is
+// new.
 func (c *Coordinator) computeTarget(g *group, groupEpoch int32, old, u, replaced *member, homogeneous bool, md *coordinator.Metadata, cfg Config, now int64) (int32, []TopicPartitions, []recordcodec.Record, *coordinator.Error) {
 	lastTarget := func() []TopicPartitions {
 		if t, ok := g.target[u.id]; ok {
@@ -29,28 +31,29 @@ func (c *Coordinator) computeTarget(g *group, groupEpoch int32, old, u, replaced
 		return g.assignmentEpoch, lastTarget(), nil, nil
 	}
 	assignor := preferredAssignor(g, old, u, cfg)
-	// UpdatedMembersAndTargetAssignmentView: the group's members with u in place.
 	members := make([]*member, 0, len(g.members)+1)
 	targets := make(map[string][]TopicPartitions, len(g.members)+1)
-	for _, id := range g.sortedMemberIDs() {
-		m := g.members[id]
-		if id == u.id || (replaced != nil && id == replaced.id) {
+	for _, id := range g.memberOrder() {
+		switch {
+		case id == u.id:
+			members = append(members, u)
+		case replaced != nil && id == replaced.id:
 			continue
+		default:
+			members = append(members, g.members[id])
 		}
-		members = append(members, m)
 		if t, ok := g.target[id]; ok {
 			targets[id] = t
 		}
 	}
-	members = append(members, u)
-	if t, ok := g.target[u.id]; ok {
-		targets[u.id] = t
-	} else if replaced != nil {
+	if _, ok := g.members[u.id]; !ok {
+		members = append(members, u)
+	}
+	if _, ok := g.target[u.id]; !ok && replaced != nil {
 		if t, ok := g.target[replaced.id]; ok {
 			targets[u.id] = t
 		}
 	}
-	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.id, b.id) })
 	recs, next, err := assignTargets(g, members, targets, groupEpoch, assignor, homogeneous, md, now)
 	if err != nil {
 		return 0, nil, nil, err
@@ -58,9 +61,10 @@ func (c *Coordinator) computeTarget(g *group, groupEpoch int32, old, u, replaced
 	return groupEpoch, next[u.id], recs, nil
 }
 
-// assignTargets is TargetAssignmentBuilder.build over members (sorted by id) and their
-// previous targets: the assignor's result, normalized (sorted topics and partitions), and the
-// records: 7 per member whose target changed or who had none, then 6.
+// assignTargets is TargetAssignmentBuilder.build over members (in the order Kafka puts them
+// into the builder's HashMap) and their previous targets: the assignor's result, normalized
+// (sorted topics and partitions), and the records: 7 per member whose target changed or who
+// had none, in the iteration order of that HashMap, then 6.
 func assignTargets(g *group, members []*member, targets map[string][]TopicPartitions, epoch int32, assignor string, homogeneous bool, md *coordinator.Metadata, now int64) ([]recordcodec.Record, map[string][]TopicPartitions, *coordinator.Error) {
 	specMembers := make([]SpecMember, len(members))
 	for i, m := range members {

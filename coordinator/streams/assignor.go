@@ -238,10 +238,9 @@ func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
 	return best
 }
 
-// javaMemberOrder returns the indexes of members (sorted by id) in the order Kafka's assignor
-// iterates GroupSpec.memberIds(): the key set of the new HashMap that TargetAssignmentBuilder
-// fills from the group's members. Ids sharing a hash bucket keep their sorted order (Kafka:
-// the order of its timeline map, not modelled).
+// javaMemberOrder returns the indexes of members (in the order TargetAssignmentBuilder puts
+// them into its new HashMap) in the order Kafka's assignor iterates GroupSpec.memberIds(): the
+// key set of that HashMap. Ids sharing a hash bucket keep the order they were put in.
 func javaMemberOrder(members []assignMember) []int {
 	order := make([]int, len(members))
 	for i := range order {
@@ -278,7 +277,8 @@ func computeIfAbsentCapacity(initialCapacity int, calls []bool) int {
 
 // stickyAssign is Kafka 4.4's StickyTaskAssignor (fact sheet 5.2), giving the assignment
 // Kafka gives (TestAssignorEqualsKafka): ties are broken the way Kafka's collections break
-// them (javaMemberOrder, addMembers, javaPQ). subs must be sorted by id; members sorted by id.
+// them (javaMemberOrder, addMembers, javaPQ). subs must be sorted by id; members must be in the
+// order Kafka's TargetAssignmentBuilder puts them into its HashMap (maybeUpdateTarget).
 func stickyAssign(members []assignMember, subs []configuredSubtopology, numStandby int) (map[string]tuple, error) {
 	var s stickyState
 	s.init(members, subs, numStandby)

@@ -24,7 +24,7 @@ type assignorCase struct {
 	ID            int          `json:"id"`
 	Standbys      int          `json:"standbys"`
 	Subtopologies []caseSub    `json:"subtopologies"`
-	Members       []caseMember `json:"members"` // sorted by id
+	Members       []caseMember `json:"members"` // in the order Kafka puts them into its HashMap
 }
 
 type caseSub struct {
@@ -87,7 +87,9 @@ func newAssignorCase(r *rand.Rand, id int) *assignorCase {
 		}
 		c.Members = append(c.Members, m)
 	}
-	slices.SortFunc(c.Members, func(a, b caseMember) int { return cmpString(a.ID, b.ID) })
+	// In a random order: the order Kafka's TargetAssignmentBuilder puts the members into its
+	// HashMap (its TimelineHashMap's), which decides among ids sharing a bucket.
+	r.Shuffle(len(c.Members), func(i, j int) { c.Members[i], c.Members[j] = c.Members[j], c.Members[i] })
 
 	history := r.IntN(4) // 0: none, 1-3: more and more of it
 	if history == 0 {

@@ -23,7 +23,7 @@ func (c *Coordinator) Describe(st groupstate.View, soft *Soft, req *kmsg.Streams
 			resp.Groups = append(resp.Groups, out)
 			continue
 		}
-		v, ok := st.StreamsGroup(id)
+		g, ok := streamsGroupOf(st, id)
 		if !ok {
 			out.ErrorCode = coordinator.ErrGroupIDNotFound
 			msg := fmt.Sprintf("Group %s not found.", id)
@@ -34,7 +34,6 @@ func (c *Coordinator) Describe(st groupstate.View, soft *Soft, req *kmsg.Streams
 			resp.Groups = append(resp.Groups, out)
 			continue
 		}
-		g := groupFromView(&v)
 		out.State, out.Epoch, out.AssignmentEpoch = g.state(), g.epoch, g.assignmentEpoch
 		var gs *GroupSoft
 		if soft != nil {
@@ -63,7 +62,7 @@ func (c *Coordinator) Describe(st groupstate.View, soft *Soft, req *kmsg.Streams
 			name := c.config(id).Assignor
 			out.AssignorName = &name
 		}
-		for _, mid := range g.sortedMemberIDs() {
+		for _, mid := range g.order {
 			m := g.members[mid]
 			dm := kmsg.NewStreamsGroupDescribeResponseGroupMember()
 			dm.MemberID, dm.MemberEpoch, dm.InstanceID, dm.RackID = m.id, m.epoch, m.instanceID, m.rackID

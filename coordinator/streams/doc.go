@@ -62,7 +62,7 @@
 // topics created, a second instance with a standby, in-place active-to-standby change, leave)
 // and requires every streams record of all nine batches byte for byte in JSON form (the
 // metadata hash included: it is Kafka's XXH3 over hash4j's byte stream, see metadata.go),
-// except the assignment timestamp and the order of record-21s within a batch.
+// except the assignment timestamp.
 // Not determined by the recordings (and covered only by scenarios and property tests):
 // static membership, warm-ups, timers, topology errors and statuses other than
 // MISSING_INTERNAL_TOPICS, the initial delay and the assignment interval (the recording
@@ -71,14 +71,15 @@
 // # Differences from Kafka 4.4 (all deliberate, each one tested or documented here)
 //
 //   - Tie breaking outside the assignor: where Kafka iterates a HashMap with equal keys,
-//     coordlog uses sorted order (member id, topic name): the order of record 21s (sorted by
-//     member id), the list of missing internal topics (sorted by name; Kafka: hash order),
-//     the order of PartitionsByUserEndpoint entries (by member id) and their topics (by
-//     name), the first fixed repartition topic in copartition enforcement. The sticky
-//     assignor breaks its ties as Kafka's collections do (assignor.go: the HashMap
-//     iteration orders of its members, processes and each process's members, and
-//     java.util.PriorityQueue's sift rules); only members whose ids share a hash bucket are
-//     taken in id order (Kafka: the order of its timeline map).
+//     coordlog uses sorted order (topic name): the list of missing internal topics (sorted
+//     by name; Kafka: hash order), the topics of a PartitionsByUserEndpoint entry (by name),
+//     the first fixed repartition topic in copartition enforcement. Members are in Kafka's
+//     orders: its TimelineHashMap of members (from the order replay inserted them,
+//     groupstate's MemberTable) for the PartitionsByUserEndpoint entries (the heartbeating
+//     member last) and StreamsGroupDescribe, and the HashMap its TargetAssignmentBuilder fills
+//     from it for records 21 and the sticky assignor, which breaks its ties as Kafka's
+//     collections do (assignor.go: the HashMap iteration orders of its members, processes
+//     and each process's members, and java.util.PriorityQueue's sift rules).
 //   - Timers are deadlines in Soft, fired by Tick. If a heartbeat arrives after the initial
 //     rebalance delay expired but before the caller ran Tick, the heartbeat computes the
 //     target itself (Kafka's timer would have written it in its own batch just before).

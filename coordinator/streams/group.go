@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 )
 
@@ -98,6 +99,11 @@ type group struct {
 	static                 map[string]string // instance id -> member id
 	target                 map[string]tuple
 
+	// order is the members of the stored group in the order Kafka's map of them (a
+	// TimelineHashMap) iterates them, from the order replay inserted them and the map's table
+	// size (groupstate's MemberTable); kafkaOrder gives the members as a decision changed them.
+	order []string
+
 	// Derived on demand (owners): who currently holds each task (assigned or pending
 	// revocation), by process id; StreamsGroup.currentActiveTaskProcessId and friends.
 	ownersBuilt    bool
@@ -174,6 +180,43 @@ func groupFromView(v *groupstate.StreamsGroup) *group {
 		g.target[t.MemberID] = tuple{active: fromStateTasks(t.ActiveTasks), standby: fromStateTasks(t.StandbyTasks), warmup: fromStateTasks(t.WarmupTasks)}
 	}
 	return g
+}
+
+// streamsGroupOf is the streams group id as the state holds it (false when it is not one).
+func streamsGroupOf(st groupstate.View, id string) (*group, bool) {
+	v, ok := st.StreamsGroup(id)
+	if !ok {
+		return nil, false
+	}
+	g := groupFromView(&v)
+	mt, _ := st.MemberTable(id)
+	g.order = coordinator.KafkaTimelineOrder(mt.Inserted, coordinator.JavaStringHash, mt.Slots)
+	return g, true
+}
+
+// kafkaOrder is the members in the order Kafka's UpdatedMembersAndTargetAssignmentView (an
+// OverlayMap over the group's map of members) yields them once a decision changed them: the
+// stored members still in the group in their map's order, then the new ones (a heartbeat adds
+// at most one).
+func (g *group) kafkaOrder() []string {
+	ids := make([]string, 0, len(g.members))
+	for _, id := range g.order {
+		if _, ok := g.members[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) < len(g.members) {
+		stored := make(map[string]bool, len(g.order))
+		for _, id := range g.order {
+			stored[id] = true
+		}
+		for _, id := range g.sortedMemberIDs() {
+			if !stored[id] {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 func (g *group) sortedMemberIDs() []string {

@@ -189,8 +189,8 @@ func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcod
 		}
 		return newGroup(id), nil
 	case typ == groupstate.GroupTypeStreams:
-		v, _ := st.StreamsGroup(id)
-		return groupFromView(&v), nil
+		g, _ := streamsGroupOf(st, id)
+		return g, nil
 	case joining && typ == groupstate.GroupTypeClassic:
 		if cg, _ := st.ClassicGroup(id); len(cg.Members) == 0 {
 			*records = append(*records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: id}})
@@ -768,7 +768,7 @@ func (h *heartbeat) response() Result {
 	}
 	g.members[updated.id] = updated
 	if gs.EndpointInformationEpoch != r.EndpointInformationEpoch {
-		resp.PartitionsByUserEndpoint = endpointPartitions(g, h.ct)
+		resp.PartitionsByUserEndpoint = endpointPartitions(g, h.ct, updated.id)
 	}
 	if h.existedBefore {
 		resp.EndpointInformationEpoch = gs.EndpointInformationEpoch
@@ -817,6 +817,9 @@ func offsetsMap(in []kmsg.TaskOffset) map[TaskID]int64 {
 
 // maybeUpdateTarget is maybeUpdateStreamsTargetAssignment: it returns the epoch and target
 // the member reconciles toward, appending records 21 and 20 when it computes a new target.
+// Kafka's TargetAssignmentBuilder puts the members into a HashMap in the order its
+// UpdatedMembersAndTargetAssignmentView yields them (kafkaOrder), gives that map to the
+// assignor and writes records 21 in its iteration order.
 func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int32, ct *configuredTopology, cfgs []kv, cfg Config, now int64, records *[]recordcodec.Record) (int32, map[string]tuple, *Status, *coordinator.Error) {
 	if gs.InitialDelayDeadline != 0 {
 		return g.assignmentEpoch, map[string]tuple{}, &Status{StatusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."}, nil
@@ -827,7 +830,7 @@ func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int3
 	if !coordinator.AssignmentIntervalElapsed(g.assignmentTimestamp, cfg.AssignmentIntervalMs, now) {
 		return g.assignmentEpoch, g.target, &Status{StatusAssignmentDelayed, "Assignment delayed due to the configured assignment interval."}, nil
 	}
-	ids := g.sortedMemberIDs()
+	ids := g.kafkaOrder()
 	var next map[string]tuple
 	if ct.ready() {
 		in := make([]assignMember, len(ids))
@@ -852,7 +855,7 @@ func (c *Coordinator) maybeUpdateTarget(g *group, gs *GroupSoft, groupEpoch int3
 	} else {
 		next = make(map[string]tuple, len(ids))
 	}
-	for _, id := range ids {
+	for _, id := range coordinator.JavaHashOrder(ids, coordinator.JavaStringHash, coordinator.JavaMapCapacityDefault(len(ids))) {
 		nt := normalize(next[id])
 		next[id] = nt
 		if old, ok := g.target[id]; !ok || !old.sameTasks(nt) {
@@ -872,11 +875,15 @@ func kvGet(s []kv, k string) string {
 	return ""
 }
 
-// endpointPartitions is buildEndpointToPartitions: one entry per member with an endpoint
-// (sorted by member id), from its current tasks.
-func endpointPartitions(g *group, ct *configuredTopology) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+// endpointPartitions is buildEndpointToPartitions: one entry per member with an endpoint, from
+// its current tasks, in the order of Kafka's map of the members, the member updated last.
+func endpointPartitions(g *group, ct *configuredTopology, updated string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	out := []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}
-	for _, id := range g.sortedMemberIDs() {
+	ids := g.kafkaOrder()
+	if i := slices.Index(ids, updated); i >= 0 {
+		ids = append(slices.Delete(ids, i, i+1), updated)
+	}
+	for _, id := range ids {
 		m := g.members[id]
 		if m.endpoint == nil {
 			continue

@@ -17,8 +17,7 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, r *kmsg.StreamsGroup
 	if typ != groupstate.GroupTypeStreams {
 		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a streams group.", r.Group)
 	}
-	v, _ := st.StreamsGroup(r.Group)
-	g := groupFromView(&v)
+	g, _ := streamsGroupOf(st, r.Group)
 	if r.ShutdownApplication {
 		if gs := soft.group(g.id); gs.ShutdownRequestedBy == "" {
 			gs.ShutdownRequestedBy = r.MemberID
@@ -96,14 +95,13 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metad
 	}
 	gs := soft.Groups[best.Group]
 	res := TimerResult{Kind: best.Kind, Group: best.Group, Member: best.Member}
-	v, ok := st.StreamsGroup(best.Group)
+	g, ok := streamsGroupOf(st, best.Group)
 	switch best.Kind {
 	case coordinator.TimerInitialDelay:
 		gs.InitialDelayDeadline = 0
-		if !ok || len(v.Members) == 0 || v.GroupEpoch <= v.AssignmentEpoch || gs.configured == nil {
+		if !ok || len(g.members) == 0 || g.epoch <= g.assignmentEpoch || gs.configured == nil {
 			return res, true
 		}
-		g := groupFromView(&v)
 		cfg := c.config(g.id)
 		// computeDelayedTargetAssignment uses the stored assignment configs.
 		_, _, _, err := c.maybeUpdateTarget(g, gs, g.epoch, gs.configured, g.lastAssignmentConfigs, cfg, now, &res.Records)
@@ -122,7 +120,6 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metad
 			gs.removeMember(best.Member)
 			return res, true
 		}
-		g := groupFromView(&v)
 		m := g.members[best.Member]
 		if m == nil {
 			gs.removeMember(best.Member)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,15 @@ import (
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
 )
+
+// clientName is the name (and member id) of the n-th client: names come in fours whose
+// String.hashCode is the same ("Aa" and "BB" hash alike), so that they share a slot of
+// Kafka's TimelineHashMap of members and a bucket of every HashMap of members, where the
+// order members were inserted decides (groupstate/order.go); they are made in descending
+// order, so that id order, which a state without the order would assume, is another.
+func clientName(n int) string {
+	return "m" + [4]string{"BBBB", "BBAa", "AaBB", "AaAa"}[n%4] + strconv.Itoa(n/4)
+}
 
 // randomOps drives a runner through n random steps from rng. restart, when set, is called
 // before step restartAt.
@@ -32,7 +42,7 @@ func randomOps(t *testing.T, r *streamstest.Runner, rng *rand.Rand, n int, crash
 		}
 		switch {
 		case op < 3 || len(live) == 0:
-			id := fmt.Sprintf("m%d", next)
+			id := clientName(next)
 			next++
 			require.NoError(t, r.Exec(fmt.Sprintf("join %s process=p%d", id, rng.IntN(4))))
 			live[id] = true
@@ -82,12 +92,28 @@ func setupRandom(t *testing.T, out *bytes.Buffer, seed int) *streamstest.Runner 
 	return r
 }
 
-// restartFromSnapshot swaps the runner's engine for one restored from a snapshot of the
-// state (groupstate Dump/Restore, as snapshot files hold it) at the current offset.
+// restartFromSnapshot swaps the runner's engine for one restored from a snapshot of the state
+// at the current offset: its groupstate image, as snapshot files hold it (package
+// replay/recovery), parts of a few hundred bytes. The restored state must keep the orders of
+// Kafka's maps of members (groupstate/order.go).
 func restartFromSnapshot(t *testing.T, r *streamstest.Runner) {
-	d := r.Log.State().Dump()
-	st, err := groupstate.Restore(d)
+	t.Helper()
+	v := r.Log.State()
+	plan := v.PlanImage(300)
+	st, err := groupstate.NewFromImageHead(string(v.AppendImageHead(nil)))
 	require.NoError(t, err)
+	for i := range plan.NumParts() {
+		p, err := groupstate.DecodeImagePart(string(v.AppendImagePart(nil, plan, i)))
+		require.NoError(t, err)
+		require.NoError(t, st.AddImagePart(p))
+	}
+	require.NoError(t, st.FinishImage())
+	require.True(t, groupstate.Equal(v, st.View()))
+	for _, id := range v.GroupIDs() {
+		want, _ := v.MemberTable(id)
+		got, _ := st.View().MemberTable(id)
+		require.Equal(t, want, got, "group %s: member table", id)
+	}
 	r.Log = replay.Restore(0, st, r.Log.NextOffset(), replay.Stats{}, replay.Options{Mode: eventlog.Strict})
 }
 

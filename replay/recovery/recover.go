@@ -14,13 +14,18 @@ import (
 	"github.com/coordlog/coordlog/snapshot"
 )
 
-// SnapshotKind is the payload kind of the snapshots this package writes and reads. Bump it
-// when the payload changes meaning; a snapshot of another kind is refused (left in place and
-// reported) and recovery falls back to an older snapshot or to a full replay. A snapshot is a
-// cache of the log, so no older kind is kept readable. History: "replay/v1" (the state's
-// canonical Dump with its bulk in positional tables, never released) was replaced by
-// "replay/v2", the groupstate image.
-const SnapshotKind = "replay/v2"
+// SnapshotKind is the payload kind of the snapshots this package writes. Bump it when the
+// payload changes meaning, so that older builds refuse the new snapshots (left in place and
+// reported) rather than take them for corrupt ones; a snapshot of a kind this build does not
+// read is refused the same way, and recovery falls back to an older snapshot or to a full
+// replay. History: "replay/v1" (the state's canonical Dump with its bulk in positional
+// tables, never released, no longer read); "replay/v2", the groupstate image of format 1
+// (still read: the restored state assumes the orders of Kafka's maps, groupstate/order.go);
+// "replay/v3", the image of format 2, which keeps them.
+const SnapshotKind = "replay/v3"
+
+// readsKind reports whether this build reads snapshots of payload kind kind.
+func readsKind(kind string) bool { return kind == SnapshotKind || kind == "replay/v2" }
 
 // Options are the engine's options plus how a restore runs.
 type Options struct {
@@ -56,8 +61,8 @@ func newSnapshotPayload(e *replay.Engine) *imagePayload {
 // with deferCheck the check is returned for the caller to run (RecoverTo runs it beside the
 // tail), else it runs here, on every core, as part of the restore time.
 func decodeState(kind string, decode func(any) error, deferCheck bool) (*decodedState, error) {
-	if kind != SnapshotKind {
-		return nil, fmt.Errorf("%w: payload kind %q, this build reads %q only", errUnsupported, kind, SnapshotKind)
+	if !readsKind(kind) {
+		return nil, fmt.Errorf("%w: payload kind %q, this build reads %q and \"replay/v2\"", errUnsupported, kind, SnapshotKind)
 	}
 	start := time.Now()
 	var pl imagePayload
