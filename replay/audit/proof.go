@@ -38,7 +38,7 @@ type CompactionProof struct {
 	// Exact tolerates no difference at all.
 	Exact bool
 	// Report, when set, is told how many implicit groups differed in number (a tolerated
-	// difference worth a line), and when the offsets are compared in parts.
+	// difference worth a line), when the offsets are compared in parts, and as each part is.
 	Report func(format string, args ...any)
 	// MemoryBudget bounds the bytes of offsets the proof holds at once (default
 	// DefaultProofMemory).
@@ -109,6 +109,10 @@ func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted
 		}
 		if a.offsets != b.offsets {
 			return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+		}
+		if buckets > 1 && pr.Report != nil {
+			// Each part replays both logs again: say how far the proof is.
+			pr.Report("partition %d: offsets part %d of %d equal in both logs", p, k+1, buckets)
 		}
 	}
 	return true, 0, nil
