@@ -31,7 +31,9 @@ import (
 // pending offsets into an offset book (offsetBook: per key, the record that holds it, 48 bytes
 // or so instead of the state's few hundred). When a log's offsets do not fit MemoryBudget, the
 // keys are split by hash into parts, and each part is compared by replaying both logs again,
-// holding only that part's offsets.
+// holding only that part's offsets. The compacted log is replayed first, so that finding out
+// and counting the keys costs a replay of the shorter log (a part of the original that still
+// does not fit, with keys the cleaner removed, sizes the parts again).
 type CompactionProof struct {
 	// Options are the replay rules of both replays.
 	Options replay.Options
@@ -87,14 +89,17 @@ func (pr CompactionProof) verifyPartition(ctx context.Context, original, compact
 func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, buckets, limit int) (done bool, distinct float64, err error) {
 	for k := range buckets {
 		// One log after the other: the proof holds one log's groups and one part of its
-		// offsets at a time.
-		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
-		if err != nil || a.over {
-			return false, a.distinct, wrapPass(p, "original", err)
-		}
+		// offsets at a time. The compacted log first: when the offsets do not fit, its pass
+		// (a fraction of the original's length) is the one that finds out and counts the keys
+		// to size the parts by; a part of the original that still does not fit (its deleted
+		// keys) sizes them again.
 		b, err := pr.pass(ctx, compacted, p, hash, k, buckets, limit, k == 0)
 		if err != nil || b.over {
-			return false, max(a.distinct, b.distinct), wrapPass(p, "compacted log", err)
+			return false, b.distinct, wrapPass(p, "compacted log", err)
+		}
+		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
+		if err != nil || a.over {
+			return false, max(a.distinct, b.distinct), wrapPass(p, "original", err)
 		}
 		if k == 0 {
 			if a.next != b.next {
