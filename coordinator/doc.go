@@ -19,9 +19,12 @@
 //   - Cluster metadata and its hash (metadata.go): Metadata is the topics a coordinator sees;
 //     GroupHash is Kafka's Utils.computeGroupHash (XXH3-64 over hash4j's byte stream), the
 //     metadataHash of records 3, 11 and 17, equal to what a Kafka 4.4 broker writes.
+//   - Iteration orders (javahash.go): Java's HashMap and HashSet, and Kafka's TimelineHashMap
+//     (the maps of a group's members), whose orders decide assignments and the order of
+//     records Kafka writes, modelled from their hash functions and table growth.
 //   - Time and timers (timers.go): no decision reads the wall clock. The caller passes now
 //     (ms) to every call, and the timers Kafka keeps in memory (session, rebalance, initial
-//     rebalance delay) are deadlines in the coordinator's soft state that the caller fires
+//     rebalance delay, a classic member's join and sync) are deadlines in the coordinator's soft state that the caller fires
 //     (EarliestDue orders them deterministically), so that a run, a simulation or a test is
 //     reproducible.
 //

@@ -22,6 +22,7 @@ const (
 	ErrInconsistentGroupProto  int16 = 23
 	ErrRebalanceInProgress     int16 = 27
 	ErrNonEmptyGroup           int16 = 68
+	ErrInvalidSessionTimeout   int16 = 26
 	ErrMemberIDRequired        int16 = 79
 	ErrGroupSubscribedToTopic  int16 = 86
 	ErrUnsupportedAssignor     int16 = 112

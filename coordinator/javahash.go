@@ -3,6 +3,7 @@ package coordinator
 import (
 	"cmp"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unicode/utf16"
 )
@@ -134,4 +135,49 @@ func JavaHashOrder[K any](keys []K, hash func(K) int32, capacity int) []K {
 // adding ps in order; ps is reordered in place. Integer.hashCode is the value itself.
 func JavaIntSetOrder(ps []int32, capacity int) []int32 {
 	return JavaHashOrder(ps, func(p int32) int32 { return p }, capacity)
+}
+
+// KafkaTimelineOrder reorders keys, given in the order they were put into an empty
+// org.apache.kafka.timeline.TimelineHashMap (created with expected size 0, as the maps of a
+// group's members and regular expressions are), into the order the map iterates them. Kafka's
+// record builders iterate such maps: a conversion between a classic and a consumer group writes
+// a record per member in this order. BaseHashTable chains the keys of a slot in an array, in
+// the order they arrived; the slot of a key is the top log2(slots) bits of hashCode *
+// -7046029254386353131 (Fibonacci hashing); the table starts with 2 slots and doubles before a
+// put that would take the keys past 0.75 per slot, moving the keys slot by slot, each chain in
+// order. The iterator walks the slots in order and each chain from its last key to its first.
+// The table never shrinks, so a map that once held more keys than it does now may iterate
+// differently: callers say when they pass only today's keys. keys is reordered in place and
+// returned.
+func KafkaTimelineOrder[K any](keys []K, hash func(K) int32) []K {
+	if len(keys) < 2 {
+		return keys
+	}
+	slots := make([][]int, 2)
+	slot := func(i int) int {
+		shift := uint(65 - bits.Len(uint(len(slots))))
+		return int(uint64(int64(hash(keys[i]))*-7046029254386353131) >> shift)
+	}
+	for i := range keys {
+		if float64(i+1)*0.75 > float64(len(slots)) {
+			old := slots
+			slots = make([][]int, 2*len(old))
+			for _, chain := range old {
+				for _, k := range chain {
+					s := slot(k)
+					slots[s] = append(slots[s], k)
+				}
+			}
+		}
+		s := slot(i)
+		slots[s] = append(slots[s], i)
+	}
+	order := make([]K, 0, len(keys))
+	for _, chain := range slots {
+		for j := len(chain) - 1; j >= 0; j-- {
+			order = append(order, keys[chain[j]])
+		}
+	}
+	copy(keys, order)
+	return keys
 }

@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,4 +40,32 @@ func TestJavaHashOrder(t *testing.T) {
 	require.Equal(t, []int32{16, 1, 17}, JavaIntSetOrder([]int32{1, 16, 17}, 16))
 	require.Equal(t, -1, JavaUUIDCompare([16]byte{0x80}, [16]byte{0x01})) // signed longs
 	require.Equal(t, -1, JavaStringCompare("\U0001F600", "\uFFFF"))       // surrogates sort first in UTF-16
+}
+
+// TestKafkaTimelineOrder: the iteration orders of org.apache.kafka.timeline.TimelineHashMap
+// (kafka-server-common 4.4.0, new TimelineHashMap<>(registry, 0), keySet() after the puts),
+// computed by a JVM: the two members of the group fixtures/real/conversion upgrades (Kafka
+// wrote their records 5, 7 and 8 in this order), ten and forty members (the table grows to 16
+// and 64 slots), and keys sharing a String.hashCode ("Aa" and "BB"), whose chain iterates from
+// its last key.
+func TestKafkaTimelineOrder(t *testing.T) {
+	order := func(keys ...string) []string {
+		return KafkaTimelineOrder(keys, JavaStringHash)
+	}
+	require.Equal(t, []string{"k2-c84346fb-a96d-4532-b8d3-692bd8df9d50", "k1-67f05eb9-e782-45ec-9621-64ad46129382"},
+		order("k1-67f05eb9-e782-45ec-9621-64ad46129382", "k2-c84346fb-a96d-4532-b8d3-692bd8df9d50"))
+	require.Equal(t, []string{"c", "e", "b", "d", "a"}, order("a", "b", "c", "d", "e"))
+	require.Equal(t, []string{"BB", "Aa", "BBAa", "AaBB", "BBBB", "AaAa"}, order("Aa", "BB", "AaAa", "BBBB", "AaBB", "BBAa"))
+	var ten, forty []string
+	for i := range 10 {
+		ten = append(ten, fmt.Sprintf("m%d", i))
+	}
+	for i := range 40 {
+		forty = append(forty, fmt.Sprintf("member-%d", i))
+	}
+	require.Equal(t, strings.Split("m5,m0,m2,m7,m4,m9,m1,m6,m3,m8", ","), order(ten...))
+	require.Equal(t, strings.Split("member-34,member-21,member-13,member-39,member-26,member-3,member-31,member-18,"+
+		"member-23,member-10,member-8,member-36,member-0,member-28,member-15,member-20,member-5,member-33,member-38,"+
+		"member-25,member-12,member-2,member-30,member-17,member-7,member-35,member-22,member-14,member-27,member-4,"+
+		"member-32,member-19,member-24,member-11,member-9,member-37,member-1,member-29,member-16,member-6", ","), order(forty...))
 }

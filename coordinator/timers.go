@@ -14,6 +14,12 @@ const (
 	TimerRebalance TimerKind = "rebalance-timeout"
 	// TimerInitialDelay delays a new group's first assignment so that more members can join.
 	TimerInitialDelay TimerKind = "initial-rebalance-delay"
+	// TimerJoin fences a classic-protocol member of a consumer group that was told to rejoin
+	// (REBALANCE_IN_PROGRESS) and does not send a JoinGroup within its rebalance timeout.
+	TimerJoin TimerKind = "join-timeout"
+	// TimerSync fences a classic-protocol member of a consumer group that joined and does not
+	// send a SyncGroup within its rebalance timeout.
+	TimerSync TimerKind = "sync-timeout"
 )
 
 // Timer is one armed deadline of a group (Member "") or of one of its members. Deadlines are

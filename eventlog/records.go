@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // This file is the Kafka v2 record codec (DefaultRecord). Both backends use it: segments hold
@@ -50,10 +52,32 @@ func nullableBytes(b []byte, pos int) ([]byte, int, bool) {
 	return b[pos:end:end], end, true
 }
 
+// MinRecordSizeV2 is the size of the smallest v2 record on the wire: a one-byte varint each
+// for the length, timestamp delta, offset delta, key length, value length and header count,
+// plus the attributes byte. A batch cannot hold more records than its record bytes / 7.
+const MinRecordSizeV2 = 7
+
+// RecordMemory and HeaderMemory are the in-memory sizes of a decoded Record and Header: what
+// a decoded batch costs besides the payload its slices alias (88 and 48 bytes on 64-bit
+// platforms, against 7 and 2 bytes on the wire at the least).
+const (
+	RecordMemory = int64(unsafe.Sizeof(Record{}))
+	HeaderMemory = int64(unsafe.Sizeof(Header{}))
+)
+
+// ErrTooManyHeaders means the records of a batch carry more headers than the caller's bound.
+var ErrTooManyHeaders = errors.New("too many record headers")
+
 // DecodeRecordsV2 decodes count records from data (uncompressed v2 record bytes), appending them
 // to dst[:0] and returning it. Keys, values and headers alias data. It fails if a record runs
 // past data, if data holds bytes after the last record, or if fewer than count records fit.
 func DecodeRecordsV2(dst []Record, data []byte, count int, baseOffset, baseTimestamp int64) ([]Record, error) {
+	return DecodeRecordsV2Bounded(dst, data, count, baseOffset, baseTimestamp, math.MaxInt)
+}
+
+// DecodeRecordsV2Bounded is DecodeRecordsV2 allocating at most maxHeaders headers in all: past
+// that it fails with ErrTooManyHeaders (each header is 48 bytes in memory and 2 on the wire).
+func DecodeRecordsV2Bounded(dst []Record, data []byte, count int, baseOffset, baseTimestamp int64, maxHeaders int) ([]Record, error) {
 	dst = dst[:0]
 	if count < 0 {
 		return dst, fmt.Errorf("negative record count %d", count)
@@ -89,6 +113,10 @@ func DecodeRecordsV2(dst []Record, data []byte, count int, baseOffset, baseTimes
 			return dst, fmt.Errorf("record %d at byte %d: header count %d: %w", i, start, nh, ErrRecordOverrun)
 		}
 		if nh > 0 {
+			if nh > int64(maxHeaders) {
+				return dst, fmt.Errorf("record %d at byte %d: %d headers, past the %d left: %w", i, start, nh, max(maxHeaders, 0), ErrTooManyHeaders)
+			}
+			maxHeaders -= int(nh)
 			r.Headers = make([]Header, nh)
 			for j := range r.Headers {
 				var k []byte

@@ -80,3 +80,23 @@ func decodeConsumerProtocol[T any](b []byte, lenient bool, name string, read fun
 	}
 	return v, nil
 }
+
+// EncodeConsumerSubscription returns the member bytes of s (protocol type "consumer"): the
+// int16 s.Version, then the subscription at that version, as ConsumerProtocol.
+// serializeSubscription writes them.
+func EncodeConsumerSubscription(s *ConsumerProtocolSubscription) ([]byte, error) {
+	return encodeConsumerProtocol(s.Version, "ConsumerProtocolSubscription", s.appendBody)
+}
+
+// EncodeConsumerAssignment returns the member bytes of a (the int16 a.Version, then the
+// assignment at that version), as ConsumerProtocol.serializeAssignment writes them.
+func EncodeConsumerAssignment(a *ConsumerProtocolAssignment) ([]byte, error) {
+	return encodeConsumerProtocol(a.Version, "ConsumerProtocolAssignment", a.appendBody)
+}
+
+func encodeConsumerProtocol(version int16, name string, body func([]byte) ([]byte, error)) ([]byte, error) {
+	if version < 0 || version > 3 {
+		return nil, &ConsumerProtocolError{Message: name, Version: version, Field: "version", Err: fmt.Errorf("unsupported version (0-3)")}
+	}
+	return body(appendInt16(nil, version))
+}

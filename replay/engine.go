@@ -27,6 +27,10 @@ type Options struct {
 	// state keeps only the offsets of the keys it accepts. For proofs that compare a large log's
 	// offsets part by part; the state is then not the whole state of the log.
 	OffsetFilter func(group, topic string, partition int32) bool
+	// AllViolations keeps every violation of forensic mode in full (a verbose listing). By
+	// default the first eventlog.MaxKeptProblems are kept and every one is counted in its
+	// ViolationGroup, so that memory stays bounded whatever the log holds.
+	AllViolations bool
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live
@@ -129,8 +133,12 @@ type Engine struct {
 	state     *groupstate.State
 	next      int64
 	stats     Stats
-	// violations are kept in forensic mode (strict mode stops at the first).
+	// violations are kept in forensic mode (strict mode stops at the first), the first
+	// eventlog.MaxKeptProblems of them unless Options.AllViolations; every one is counted in
+	// vgroups (per file, record type and tombstone).
 	violations []Violation
+	vgroups    []*ViolationGroup
+	vgroupOf   map[violationKey]*ViolationGroup
 	// Records decode without copying (their strings alias the batch) into values the engine
 	// reuses, one per record type (vals; ocv for offset commits), and convert into reused
 	// groupstate inputs (cv); the state copies what it keeps. A record that changes nothing
@@ -188,8 +196,35 @@ func (e *Engine) NextOffset() int64 { return e.next }
 // Stats returns the counters.
 func (e *Engine) Stats() Stats { return e.stats }
 
-// Violations returns the violations recorded in forensic mode.
+// Violations returns the violations recorded in full in forensic mode (see
+// Options.AllViolations; Stats().Violations counts them all).
 func (e *Engine) Violations() []Violation { return append([]Violation(nil), e.violations...) }
+
+// ViolationGroup counts the violations of forensic mode on records of one type (tombstones
+// apart) in one segment file.
+type ViolationGroup struct {
+	File        string
+	Type        recordcodec.RecordType
+	Tombstone   bool
+	Count       int64
+	First, Last Violation
+}
+
+type violationKey struct {
+	file string
+	typ  recordcodec.RecordType
+	tomb bool
+}
+
+// ViolationGroups returns every violation of forensic mode counted per file, record type and
+// tombstone, in the order their first violation was found.
+func (e *Engine) ViolationGroups() []ViolationGroup {
+	out := make([]ViolationGroup, len(e.vgroups))
+	for i, g := range e.vgroups {
+		out[i] = *g
+	}
+	return out
+}
 
 // Options returns the engine's options.
 func (e *Engine) Options() Options { return e.opts }
@@ -282,7 +317,21 @@ func (e *Engine) violation(b *eventlog.Batch, r *eventlog.Record, typ recordcode
 	if e.opts.Mode == eventlog.Strict {
 		return &v
 	}
-	e.violations = append(e.violations, v)
+	if e.opts.AllViolations || len(e.violations) < eventlog.MaxKeptProblems {
+		e.violations = append(e.violations, v)
+	}
+	k := violationKey{v.File, v.Type, v.Tombstone}
+	g := e.vgroupOf[k]
+	if g == nil {
+		if e.vgroupOf == nil {
+			e.vgroupOf = map[violationKey]*ViolationGroup{}
+		}
+		g = &ViolationGroup{File: v.File, Type: v.Type, Tombstone: v.Tombstone, First: v}
+		e.vgroupOf[k] = g
+		e.vgroups = append(e.vgroups, g)
+	}
+	g.Count++
+	g.Last = v
 	return nil
 }
 

@@ -17,11 +17,14 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/compact"
+	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
+	"github.com/coordlog/coordlog/replay/recovery"
+	"github.com/coordlog/coordlog/snapshot"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -331,4 +334,119 @@ func TestPebbleInPlaceCLI(t *testing.T) {
 	require.NoError(t, b.Run(context.Background(), l, math.MaxInt64))
 	assert.True(t, groupstate.Equal(a.State(), b.State()), "%v", groupstate.Diff(a.State(), b.State(), 10))
 	assert.Equal(t, a.NextOffset(), b.NextOffset())
+}
+
+// TestInPlaceDatabaseSnapshots: a database compacted in place does not keep the snapshots of
+// its original, because one of them plus the compacted log after it is not the compacted
+// log's state (shown below with the kept backup: the cleaner removed an expired offset
+// tombstone after the snapshot, so the snapshot's offset would come back). Instead the
+// compacted database gets a fresh snapshot of its end, which restarts to a full replay's
+// state, and both stdout and stderr say what became of the old ones.
+func TestInPlaceDatabaseSnapshots(t *testing.T) {
+	offsetKey := func(g string) []byte {
+		return binary.BigEndian.AppendUint32(str(str(binary.BigEndian.AppendUint16(nil, 1), g), "t"), 0)
+	}
+	value := binary.BigEndian.AppendUint16(nil, 3)
+	value = binary.BigEndian.AppendUint64(value, 42)
+	value = binary.BigEndian.AppendUint32(value, 0xffffffff)
+	value = str(value, "")
+	value = binary.BigEndian.AppendUint64(value, 1_700_000_000_000)
+	segs := writeLog(t,
+		batch(0, 0, eventlog.Record{Key: offsetKey("g"), Value: value}),
+		batch(1, 1_700_000_100_000, eventlog.Record{Key: offsetKey("g")}), // tombstone, horizon passed long ago
+		batch(2, 0, eventlog.Record{Key: offsetKey("h"), Value: value}),
+	)
+	src, err := segment.Open(segs, segment.Options{})
+	require.NoError(t, err)
+	db := filepath.Join(t.TempDir(), "db")
+	l, err := pebblelog.Open(db, nil)
+	require.NoError(t, err)
+	_, err = pebblelog.Import(context.Background(), src, l, pebblelog.ImportOptions{})
+	require.NoError(t, err)
+	store, err := snapshot.OpenStore(recovery.StoreDir(db), snapshot.Options{})
+	require.NoError(t, err)
+	e := replay.New(0, replayOpts())
+	require.NoError(t, e.Run(context.Background(), l, 1)) // the state before the tombstone
+	_, err = recovery.TakeSnapshot(store, e, 0)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+
+	code, stdout, stderr := runCLI(db, "--in-place", "--keep-backup", "--now", "2027-01-01T00:00:00Z")
+	require.Equal(t, 0, code, stderr)
+	for _, out := range []string{stdout, stderr} {
+		assert.Contains(t, out, "snapshots: 1 of the original log, not valid for the compacted log\n")
+		assert.Contains(t, out, "snapshots: they stay in the backup "+db+".compact-old\n")
+		assert.Contains(t, out, "snapshots: partition 0: a new one at the compacted log's end (offset 3)\n")
+	}
+
+	l, err = pebblelog.Open(db, nil)
+	require.NoError(t, err)
+	full := replay.New(0, replayOpts())
+	require.NoError(t, full.Run(context.Background(), l, math.MaxInt64))
+	_, hasG := full.State().Offset("g", "t", 0)
+	require.False(t, hasG, "the compacted log deletes g's offset")
+
+	// The compacted database restarts from its new snapshot to a full replay's state.
+	store, err = snapshot.OpenStore(recovery.StoreDir(db), snapshot.Options{})
+	require.NoError(t, err)
+	infos, err := store.List(0)
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	assert.EqualValues(t, 3, infos[0].NextOffset)
+	rec, err := recovery.Recover(context.Background(), l, store, 0, recovery.Options{Options: replayOpts()})
+	require.NoError(t, err)
+	require.NotNil(t, rec.Snapshot)
+	assert.True(t, groupstate.Equal(full.State(), rec.Engine.State()))
+
+	// Why the old snapshot had to go: restored, with the compacted log after it replayed, it
+	// brings back the offset the compacted log deleted.
+	old, err := snapshot.OpenStore(recovery.StoreDir(db+".compact-old"), snapshot.Options{})
+	require.NoError(t, err)
+	rec, err = recovery.Recover(context.Background(), l, old, 0, recovery.Options{Options: replayOpts()})
+	require.NoError(t, err)
+	require.NotNil(t, rec.Snapshot)
+	_, hasG = rec.Engine.State().Offset("g", "t", 0)
+	assert.True(t, hasG, "old snapshot + compacted tail keeps the deleted offset")
+	assert.False(t, groupstate.Equal(full.State(), rec.Engine.State()))
+	require.NoError(t, l.Close())
+
+	// --out leaves the original's snapshots with it, and gives the output its own;
+	// --in-place without a backup removes them with the original.
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr = runCLI(db, "--out", out, "--now", "2027-01-02T00:00:00Z", "--quiet")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "snapshots: they stay with the original in "+db+"\n")
+	assert.FileExists(t, filepath.Join(recovery.StoreDir(out), snapshot.Name(0, 3)))
+	assert.FileExists(t, filepath.Join(recovery.StoreDir(db), snapshot.Name(0, 3)))
+	code, stdout, stderr = runCLI(out, "--in-place", "--now", "2027-01-03T00:00:00Z", "--quiet")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "snapshots: they are removed with it (--keep-backup keeps them)\n")
+	assert.FileExists(t, filepath.Join(recovery.StoreDir(out), snapshot.Name(0, 3)))
+}
+
+// TestSecondWriterRefused: compact on a log another writer holds (a segment directory, a
+// database) exits 1 with one line naming the holder, and touches nothing.
+func TestSecondWriterRefused(t *testing.T) {
+	dir := writeLog(t, batch(0, 0, eventlog.Record{Key: str(binary.BigEndian.AppendUint16(nil, 2), "g")}))
+	db := filepath.Join(t.TempDir(), "db")
+	l, err := pebblelog.Open(db, nil)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	for _, c := range []struct{ path, holder string }{{dir, "replay simulate --segments"}, {db, "replay import"}} {
+		var held *lock.Lock
+		if c.path == db {
+			held, err = lock.Database(c.path, c.holder)
+		} else {
+			held, err = lock.Beside(c.path, c.holder)
+		}
+		require.NoError(t, err)
+		before, _ := os.ReadDir(filepath.Dir(c.path))
+		code, stdout, stderr := runCLI(c.path, "--in-place", "--now", "2027-01-01T00:00:00Z")
+		assert.Equal(t, exitFailure, code)
+		assert.Empty(t, stdout)
+		assert.Regexp(t, `^compact: `+regexp.QuoteMeta(c.path)+` is in use by "`+c.holder+`" \(pid \d+ on host [^,]+, since \d\d:\d\d:\d\dZ\): wait for it to finish or stop it\n$`, stderr)
+		after, _ := os.ReadDir(filepath.Dir(c.path))
+		assert.Equal(t, len(before), len(after), "nothing written beside it")
+		require.NoError(t, held.Release())
+	}
 }

@@ -31,11 +31,19 @@
 // key hash, each part replayed from both logs (said on stderr, part by part), so that a
 // 10 GB log proves under the job's 448 MiB memory limit, at the price of more replays.
 //
+// # Locks and snapshots
+//
+// A run locks its input and its destination (package eventlog/lock); while another writer
+// holds one it exits 1 with one line naming that writer (command, pid, host, since when). A
+// database's snapshots are not carried over to the compacted log; each partition that had
+// any gets a snapshot of the compacted log's end (replay/recovery.CompactedSnapshots), and
+// the summary says so.
+//
 // # Exit codes
 //
 // 0 done (or the output already holds this compaction); 1 damaged input in strict mode (the
 // message names the file and byte position; nothing is written), a failed proof (nothing is
-// replaced) or an I/O error; 2 a bad command line.
+// replaced), a lock held by another writer, or an I/O error; 2 a bad command line.
 //
 // main only parses the process arguments; run holds the behaviour so that tests drive it.
 package main

@@ -16,6 +16,7 @@ import (
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
+	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 // Exit codes.
@@ -148,6 +149,9 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	// The proof holds at most as many bytes of offsets as the index did (they run one after
 	// the other).
 	job.Verify = audit.CompactionProof{Options: ropts, Exact: f.exact, Report: logf, MemoryBudget: f.indexMemory}.Verify
+	// A database's snapshots are replaced by one of the compacted log's end per partition
+	// that had any (the original's describe another log: see recovery.CompactedSnapshots).
+	job.Snapshot = recovery.CompactedSnapshots{Options: recovery.Options{Options: ropts}, CreatedAt: now.UnixMilli()}.Take
 	start := time.Now()
 	res, err := job.Run(ctx)
 	if res != nil {
@@ -175,10 +179,10 @@ func printReport(w io.Writer, r *eventlog.Report) {
 	for _, warn := range r.Warnings() {
 		fmt.Fprintln(w, "warning:", warn)
 	}
-	if ps := r.Problems(); len(ps) > 0 {
-		fmt.Fprintf(w, "%d problem(s) in the input (left out of the output):\n", len(ps))
-		for _, p := range ps {
-			fmt.Fprintf(w, "  %s (skipped %d batches, %d records, %d bytes)\n", p.Error(), p.SkippedBatches, p.SkippedRecords, p.SkippedBytes)
+	if n := r.Count(); n > 0 {
+		fmt.Fprintf(w, "%d problem(s) in the input (left out of the output):\n", n)
+		for _, l := range r.ProblemLines() {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 }
@@ -207,6 +211,9 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 	fmt.Fprintf(w, "  %-18s %10d records %12d bytes (%d batches dropped, %d rebuilt, %d newly stamped with a delete horizon, %d past the last stable offset kept as is)\n",
 		"total", tot.Records, tot.Bytes, t.DroppedBatches, t.Rebuilt, t.Stamped, t.Uncleanable)
 	if !dry {
+		for _, line := range res.Snapshots {
+			fmt.Fprintf(w, "snapshots: %s\n", line)
+		}
 		fmt.Fprintf(w, "proof: original and compacted logs replay to equal state; published %s (%s)\n", res.Published, took.Round(time.Millisecond))
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -11,19 +12,32 @@ import (
 
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 type checkFlags struct {
 	replayFlags
 	numPartitions int32
+	format        string
+	thresholds    thresholdFlags
 }
 
 func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
 		Use:   "check <segments-dir|db>",
-		Short: "Audit a log: replay violations and suspicious coordinator state; exit 1 when something is found",
-		Long: `check replays the whole log in forensic mode and reports:
+		Short: "Audit a log: what an operator should look at (rewinds, fenced members, slow rebalances, violations); exit 1 when something is found",
+		Long: `check replays the whole log in forensic mode and reports, each finding with its partition,
+offset, time and group, and what to look at next:
+  - committed offsets that moved back (how far, how many partitions of the group at once, and
+    which member owned them), offsets written while the group had no members (an admin tool such
+    as kafka-consumer-groups --reset-offsets, or a standalone consumer), offsets committed while
+    no member owned them, and offsets deleted (by the group's deletion, OffsetDelete, expiry or
+    a topic's deletion, as far as the log tells);
+  - members fenced by a session or rebalance timeout (told from members that left by the time
+    from their last sign of life to their removal; --session-timeout for groups that set
+    their own), rebalances slower than --slow-rebalance, transactions open longer than
+    --long-transaction;
   - replay violations (records Kafka's loader would fail on) and damaged input;
   - target-assignment member records written without their metadata record in the same batch
     (Kafka writes them atomically, except when a static member's replacement moves a target to
@@ -34,6 +48,7 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
   - committed offsets whose group no longer exists;
   - groups whose records sit in the wrong __consumer_offsets partition (Java's
     String.hashCode mapping; needs --num-partitions unless the input is a whole log directory).
+--format json prints the findings as JSON (docs/json/check.schema.json).
 The exit status is 1 when anything is found, 0 otherwise.`,
 		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,12 +57,24 @@ The exit status is 1 when anything is found, 0 otherwise.`,
 	}
 	f.register(cmd)
 	cmd.Flags().Int32Var(&f.numPartitions, "num-partitions", 0, "the topic's partition count, for the partition-placement check (default: inferred from a log directory with every partition)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "text or json")
+	f.thresholds.register(cmd)
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.Writer) error {
+	if f.numPartitions < 0 {
+		return usageError{fmt.Errorf("--num-partitions %d: the topic's partition count is 1 or more (0, the default, infers it from a log directory)", f.numPartitions)}
+	}
+	if f.format != "text" && f.format != "json" {
+		return usageError{fmt.Errorf("--format must be text or json, not %q", f.format)}
+	}
+	eo, err := f.thresholds.options()
+	if err != nil {
+		return err
+	}
 	f.forensic = true // an audit reports every problem instead of stopping at the first
-	a := audit.New()
+	a := audit.NewWith(audit.Options{Explain: eo})
 	r, err := replayInputParallel(cmd, path, &f.replayFlags, a.Observer, stderr) // an Audit takes partitions concurrently
 	if err != nil {
 		return err
@@ -61,38 +88,135 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 	}
 	engines := make([]*replay.Engine, len(r.results))
 	var records int64
+	var parts []int32
 	for i, res := range r.results {
 		engines[i] = res.Engine
 		records += res.Engine.Stats().Records
+		parts = append(parts, res.Engine.Partition())
 	}
 	findings := a.Finish(engines, r.in.report, numParts)
+	for i := range findings {
+		findings[i].Next = strings.ReplaceAll(findings[i].Next, "INPUT", path)
+	}
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	placement := fmt.Sprintf("partition placement checked against %d partitions", numParts)
+	if f.format == "json" {
+		if err := writeCheckJSON(out, r, parts, records, numParts, findings, eo); err != nil {
+			return err
+		}
+	} else {
+		writeCheckText(out, r, len(parts), records, numParts, findings, wrapWidth(stdout))
+	}
+	if len(findings) == 0 {
+		return nil
+	}
+	out.Flush()
+	return exitCodeError{code: exitFindings, msg: "check found " + countOf(len(findings), "finding", "findings")}
+}
+
+func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numParts int32, findings []audit.Finding, width int) {
+	placement := fmt.Sprintf("partition placement checked against %s", countOf(int(numParts), "partition", "partitions"))
 	if numParts == 0 {
 		placement = "partition placement not checked (give --num-partitions)"
 	}
-	fmt.Fprintf(out, "checked %d partitions, %d records (Kafka %s rules); %s\n", len(r.results), records, r.opts.Version, placement)
+	writeWrapped(out, "", fmt.Sprintf("checked %s, %s (Kafka %s rules); %s", countOf(parts, "partition", "partitions"),
+		countOf(int(records), "record", "records"), r.opts.Version, placement), width)
 	if len(findings) == 0 {
 		fmt.Fprintln(out, "no findings")
-		return nil
+		return
 	}
 	counts := map[string]int{}
 	for _, fd := range findings {
 		counts[fd.Kind]++
-		at := "end of log"
-		if fd.Offset >= 0 {
-			at = fmt.Sprintf("offset %d", fd.Offset)
+		// The position (as timeline prints it), the time, the group, the kind.
+		head := fmt.Sprintf("p%d:%d", fd.Partition, fd.Offset)
+		if fd.Offset < 0 {
+			head = fmt.Sprintf("p%d end of log", fd.Partition)
 		}
-		fmt.Fprintf(out, "p%d %s: %s: %s\n", fd.Partition, at, fd.Kind, fd.Detail)
+		if fd.Time >= 0 {
+			head += " " + msTime(fd.Time)
+		}
+		if fd.Group != "" {
+			head += " " + fd.Group
+		}
+		head += ": " + fd.Kind
+		fmt.Fprintln(out)
+		writeWrapped(out, "", head, width)
+		writeWrapped(out, "    ", fd.Detail, width)
+		if fd.Next != "" {
+			writeWrapped(out, "    ", "next: "+fd.Next, width)
+		}
 	}
 	var kinds []string
 	for k, n := range counts {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(kinds)
-	fmt.Fprintf(out, "%d findings: %s\n", len(findings), strings.Join(kinds, ", "))
-	out.Flush()
-	return exitCodeError{code: exitFindings, msg: fmt.Sprintf("check found %d problems", len(findings))}
+	fmt.Fprintln(out)
+	writeWrapped(out, "", countOf(len(findings), "finding", "findings")+": "+strings.Join(kinds, ", "), width)
+}
+
+// checkJSON is check's --format json (docs/json/check.schema.json).
+type checkJSON struct {
+	SchemaVersion int              `json:"schemaVersion"`
+	KafkaVersion  string           `json:"kafkaVersion"`
+	Partitions    []int32          `json:"partitions"`
+	Records       int64            `json:"records"`
+	Placement     checkPlacement   `json:"placement"`
+	Findings      []checkFinding   `json:"findings"`
+	Counts        map[string]int   `json:"counts"`
+	Thresholds    map[string]int64 `json:"thresholds"`
+}
+
+type checkPlacement struct {
+	Checked       bool  `json:"checked"`
+	NumPartitions int32 `json:"numPartitions"`
+}
+
+type checkFinding struct {
+	Partition int32          `json:"partition"`
+	Offset    *int64         `json:"offset"` // null: about the state at the end of the log
+	Timestamp *int64         `json:"timestamp"`
+	Time      *string        `json:"time"`
+	Kind      string         `json:"kind"`
+	Group     *string        `json:"group"`
+	Detail    string         `json:"detail"`
+	Next      *string        `json:"next"`
+	Event     *explain.Event `json:"event"`
+	Episode   *audit.Episode `json:"episode"`
+}
+
+func writeCheckJSON(out io.Writer, r *replayed, parts []int32, records int64, numParts int32, findings []audit.Finding, eo explain.Options) error {
+	doc := checkJSON{SchemaVersion: 1, KafkaVersion: r.opts.Version.String(), Partitions: parts, Records: records,
+		Placement: checkPlacement{Checked: numParts > 0, NumPartitions: numParts}, Findings: []checkFinding{}, Counts: map[string]int{},
+		Thresholds: map[string]int64{"slowRebalanceMs": eo.SlowRebalanceMs, "longTransactionMs": eo.LongTransactionMs,
+			"offsetsRetentionMs": eo.OffsetsRetentionMs, "sessionTimeoutMs": eo.SessionTimeoutMs}}
+	if doc.Partitions == nil {
+		doc.Partitions = []int32{}
+	}
+	for _, fd := range findings {
+		cf := checkFinding{Partition: fd.Partition, Kind: fd.Kind, Detail: fd.Detail, Event: fd.Event, Episode: fd.Episode}
+		if fd.Offset >= 0 {
+			o := fd.Offset
+			cf.Offset = &o
+		}
+		if fd.Time >= 0 {
+			ts, t := fd.Time, msTime(fd.Time)
+			cf.Timestamp, cf.Time = &ts, &t
+		}
+		if fd.Group != "" {
+			g := fd.Group
+			cf.Group = &g
+		}
+		if fd.Next != "" {
+			n := fd.Next
+			cf.Next = &n
+		}
+		doc.Findings = append(doc.Findings, cf)
+		doc.Counts[fd.Kind]++
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }

@@ -125,7 +125,7 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	if f.forensic {
 		mode = eventlog.Forensic
 	}
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return err
 	}
@@ -142,14 +142,13 @@ func runDecode(cmd *cobra.Command, path string, f decodeFlags, stdout, stderr io
 	}
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	defer out.Flush()
-	var print func(*eventlog.Batch, []dumplog.Entry) error
+	var print dumplog.Printer
 	var text *dumplog.TextPrinter
 	if f.format == "jsonl" {
-		p := &dumplog.JSONLPrinter{W: out}
-		print = p.Batch
+		print = &dumplog.JSONLPrinter{W: out}
 	} else {
 		text = &dumplog.TextPrinter{W: out}
-		print = text.Batch
+		print = text
 	}
 	dec := recordcodec.Decoder{Layout: layout, NoCopy: true}
 	filtering := f.group != "" || types != nil
@@ -215,7 +214,7 @@ func (g *groupsSeen) see(e *dumplog.Entry, group string) {
 }
 
 func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec recordcodec.Decoder, types *typeFilter, filtering bool,
-	print func(*eventlog.Batch, []dumplog.Entry) error, seen *groupsSeen) error {
+	print dumplog.Printer, seen *groupsSeen) error {
 	it, err := in.Batches(p, f.from)
 	if err != nil {
 		return err
@@ -232,25 +231,35 @@ func decodePartition(cmd *cobra.Command, in *source, p int32, f decodeFlags, dec
 		if b.BaseOffset > f.to {
 			break
 		}
-		entries = dumplog.DecodeBatch(dec, b, entries)
-		kept = kept[:0]
-		for _, e := range entries {
-			if e.Record.Offset < f.from || e.Record.Offset > f.to {
+		// A chunk of records at a time: a batch may hold millions of them.
+		printed := false
+		for i := 0; i < len(b.Records) || i == 0; i += dumplog.ChunkRecords {
+			entries = dumplog.DecodeRecords(dec, b, b.Records[i:min(i+dumplog.ChunkRecords, len(b.Records))], entries)
+			kept = kept[:0]
+			for _, e := range entries {
+				if e.Record.Offset < f.from || e.Record.Offset > f.to {
+					continue
+				}
+				if seen != nil && e.Err == nil && !b.Attributes.Control() {
+					seen.see(&e, f.group)
+				}
+				if filtering && !keep(b, &e, f.group, types, producers) {
+					continue
+				}
+				kept = append(kept, e)
+			}
+			if filtering && len(kept) == 0 {
 				continue
 			}
-			if seen != nil && e.Err == nil && !b.Attributes.Control() {
-				seen.see(&e, f.group)
+			if !printed {
+				if err := print.BatchHeader(b); err != nil {
+					return err
+				}
+				printed = true
 			}
-			if filtering && !keep(b, &e, f.group, types, producers) {
-				continue
+			if err := print.Records(b, kept); err != nil {
+				return err
 			}
-			kept = append(kept, e)
-		}
-		if filtering && len(kept) == 0 {
-			continue
-		}
-		if err := print(b, kept); err != nil {
-			return err
 		}
 	}
 	if err := it.Err(); err != nil {

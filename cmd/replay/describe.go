@@ -198,9 +198,7 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 				}
 			}
 		}
-		for _, v := range e.Violations() {
-			doc.Violations = append(doc.Violations, describeViolDoc{Partition: v.Partition, Offset: v.Offset, Error: v.Error()})
-		}
+		doc.Violations = append(doc.Violations, violationLines(e)...)
 		doc.Partitions = append(doc.Partitions, pd)
 	}
 	return doc

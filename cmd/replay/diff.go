@@ -178,7 +178,7 @@ func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.
 	fromStart := f.since == "" && len(f.fromOffset) == 0
 	var a, b query.Side
 	var da, db diffSideDoc
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return a, b, da, db, err
 	}
@@ -227,9 +227,7 @@ func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.
 		}
 		b = append(b, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
 		db.Partitions = append(db.Partitions, sidePartition(e, &pb[i]))
-		for _, v := range e.Violations() {
-			fmt.Fprintln(stderr, "violation:", v.Error())
-		}
+		printEngineViolations(stderr, e)
 	}
 	in.printReport(stderr)
 	return a, b, da, db, nil
@@ -259,7 +257,7 @@ func mergePartitions(a, b []int32) []int32 {
 func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, diffSideDoc, error) {
 	rf := f.replayFlags
 	rf.pointFlags = pointFlags{}
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return nil, diffSideDoc{}, err
 	}

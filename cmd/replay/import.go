@@ -85,6 +85,11 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 			}
 		}
 	}
+	held, err := lockDatabase(f.db, "replay import")
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	l, err := pebblelog.Open(f.db, nil)
 	if err != nil {
 		return fmt.Errorf("open coordlog database %s: %w", f.db, err)

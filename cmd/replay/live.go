@@ -266,6 +266,11 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
+	held, err := lockDatabase(f.db, "replay import --bootstrap-server")
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	l, err := pebblelog.Open(f.db, nil)
 	if err != nil {
 		return fmt.Errorf("open coordlog database %s: %w", f.db, err)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -62,11 +65,56 @@ imports segments into the Pebble log, and rebuilds group coordinator state by re
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.Bool("verbose", false, "list every damaged batch and every violation (by default one line per file and kind)")
+	pf.String("max-batch-memory", "256MiB", "refuse a batch whose records would take more memory than this, decoded (bytes, or KiB/MiB/GiB)")
 	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
 	return root
+}
+
+// readFlags are the root's flags on how inputs are read.
+type readFlags struct {
+	verbose        bool
+	maxBatchMemory int
+}
+
+// readingFlags returns the root's reading flags as cmd parsed them (the defaults for a nil cmd).
+func readingFlags(cmd *cobra.Command) (readFlags, error) {
+	var rf readFlags
+	if cmd == nil || cmd.Flags().Lookup("verbose") == nil { // the defaults, where no command line applies
+		return rf, nil
+	}
+	fl := cmd.Flags()
+	rf.verbose, _ = fl.GetBool("verbose")
+	size, _ := fl.GetString("max-batch-memory")
+	n, err := parseSize(size)
+	if err != nil || n < 1<<20 || n > math.MaxInt32*8 {
+		return rf, usageError{fmt.Errorf("--max-batch-memory %q: give a size from 1MiB to 16GiB (bytes, or with KiB, MiB or GiB)", size)}
+	}
+	rf.maxBatchMemory = int(n)
+	return rf, nil
+}
+
+// parseSize reads a byte count: digits, optionally followed by KiB, MiB or GiB.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = rest, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("not a size: %q", s)
+	}
+	return n * mult, nil
 }
 
 func argsError(n int, what string) cobra.PositionalArgs {

@@ -14,6 +14,7 @@ import (
 	"github.com/coordlog/coordlog/coordinator/consumer/consumertest"
 	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/replay"
@@ -38,7 +39,9 @@ func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `simulate runs a scenario script (joins, heartbeats, leaves, clock steps, topic changes;
 see packages coordinator/streams/streamstest and coordinator/consumer/consumertest) through
 coordlog's streams group coordinator, or with --protocol consumer its KIP-848 consumer group
-coordinator (commits, fetches, describe too). Every decision's records are appended as one
+coordinator (commits, fetches, describe, and the JoinGroup, SyncGroup, Heartbeat and LeaveGroup
+of classic-protocol members, so that a scenario can upgrade a classic group to a consumer group
+and back). Every decision's records are appended as one
 batch to the log and applied through replay, as a restarted coordinator would do; the
 transcript (requests, responses, records) goes to stdout.
 
@@ -55,7 +58,8 @@ __consumer_offsets-N directory, a log directory or a coordlog database) is repla
 --to-offset (default: its end), then the scenario decides what the coordinator would do next,
 for example "leave M" for a member of the dump. Only the simulated batches are written, at
 offsets after the replayed ones. With --protocol consumer, members of the dump's groups are
-adopted as clients (member id, epoch, owned partitions); declare the topics they subscribe to
+adopted as clients (member id, epoch, owned partitions; members of a classic group, or using the
+classic protocol, as classic clients); declare the topics they subscribe to
 with "topic NAME PARTITIONS" (a name the dump's offset commits give an id keeps that id, or
 give id=BASE64), since a dump does not hold cluster metadata.`,
 		Args: argsError(0, "no arguments"),
@@ -103,6 +107,11 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	var sink func(*eventlog.Batch) error
 	var closeSink func() error
 	if f.db != "" {
+		held, err := lockDatabase(f.db, "replay simulate --db")
+		if err != nil {
+			return err
+		}
+		defer held.Release()
 		l, err := pebblelog.Open(f.db, nil)
 		if err != nil {
 			return fmt.Errorf("open coordlog database %s: %w", f.db, err)
@@ -117,6 +126,11 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 		}
 		sink, closeSink = l.Append, func() error { return nil }
 	} else {
+		held, err := lock.Beside(f.segments, "replay simulate --segments")
+		if err != nil {
+			return err
+		}
+		defer held.Release()
 		if m, _ := filepath.Glob(filepath.Join(f.segments, "*.log")); len(m) > 0 {
 			return usageError{fmt.Errorf("%s already holds segment files", f.segments)}
 		}
@@ -170,7 +184,7 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 // replayDump replays --from up to --to-offset into a new engine: partition --partition, or
 // the dump's only partition (f.partition is set to it).
 func replayDump(ctx context.Context, f *simulateFlags, stdout io.Writer) (*replay.Engine, error) {
-	in, err := openInput(f.from, eventlog.Strict)
+	in, err := openInput(nil, f.from, eventlog.Strict)
 	if err != nil {
 		return nil, fmt.Errorf("--from %s: %w", f.from, err)
 	}

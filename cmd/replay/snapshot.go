@@ -17,10 +17,8 @@ import (
 	"github.com/coordlog/coordlog/snapshot"
 )
 
-// snapshotDir is where a database keeps its snapshots: next to the Pebble files, so that
-// copying the database directory copies its snapshots. Pebble ignores names it does not
-// know.
-func snapshotDir(db string) string { return filepath.Join(db, "snapshots") }
+// snapshotDir is where a database keeps its snapshots (recovery.StoreDir).
+func snapshotDir(db string) string { return recovery.StoreDir(db) }
 
 // openDB opens the coordlog database at db (which must exist) and its snapshot store.
 func openDB(db string, retain int) (*pebblelog.Log, *snapshot.Store, error) {
@@ -96,6 +94,13 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 	}
 	if f.retain < 0 || f.everyRecords < 0 || f.everyBytes < 0 {
 		return usageError{errors.New("--retain, --every-records and --every-bytes must not be negative")}
+	}
+	if f.db != "" && input.IsDatabase(f.db) {
+		held, err := lockDatabase(f.db, "replay snapshot create")
+		if err != nil {
+			return err
+		}
+		defer held.Release()
 	}
 	l, store, err := openDB(f.db, f.retain)
 	if err != nil {
@@ -303,7 +308,7 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 	if !input.IsDatabase(path) {
 		return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", path)}
 	}
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/segment"
@@ -27,16 +29,22 @@ func (in *source) segmentFiles(p int32) []string {
 	return in.segments.Files(p)
 }
 
-// openInput opens path as a coordlog database when it holds one, otherwise as Kafka segments.
-func openInput(path string, mode eventlog.Mode) (*source, error) {
-	in, err := input.Open(path, mode)
+// openInput opens path as a coordlog database when it holds one, otherwise as Kafka segments
+// read in mode with the root's reading flags (--max-batch-memory, --verbose).
+func openInput(cmd *cobra.Command, path string, mode eventlog.Mode) (*source, error) {
+	rf, err := readingFlags(cmd)
+	if err != nil {
+		return nil, err
+	}
+	in, err := input.OpenWith(path, input.Options{Mode: mode, MaxBatchMemory: rf.maxBatchMemory, KeepAllProblems: rf.verbose})
 	if err != nil {
 		return nil, err
 	}
 	return &source{Source: in, path: in.Path, report: in.Report(), segments: in.Segments, close: in.Close}, nil
 }
 
-// printReport writes the warnings and, in forensic mode, the problems of a segment input.
+// printReport writes the warnings and, in forensic mode, the problems of a segment input: one
+// line per file and kind, or every problem with --verbose.
 func (in *source) printReport(w io.Writer) {
 	if in.report == nil {
 		return
@@ -44,13 +52,13 @@ func (in *source) printReport(w io.Writer) {
 	for _, warn := range in.report.Warnings() {
 		fmt.Fprintln(w, "warning:", warn)
 	}
-	problems := in.report.Problems()
-	if len(problems) == 0 {
+	n := in.report.Count()
+	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d problem(s) in the input:\n", len(problems))
-	for _, p := range problems {
-		fmt.Fprintf(w, "  %s (skipped %d batches, %d records, %d bytes)\n", p.Error(), p.SkippedBatches, p.SkippedRecords, p.SkippedBytes)
+	fmt.Fprintf(w, "%d problem(s) in the input:\n", n)
+	for _, l := range in.report.ProblemLines() {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	fmt.Fprint(w, in.report.String())
 }

@@ -22,9 +22,12 @@ type replayFlags struct {
 	forensic     bool
 	layout       string
 	fromSnapshot bool // describe and offsets: --from-snapshot (snapshot.go)
+	// cmd is the command the flags were registered on, for the root's reading flags.
+	cmd *cobra.Command
 }
 
 func (f *replayFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	fl := cmd.Flags()
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
 	f.pointFlags.register(cmd)
@@ -42,7 +45,11 @@ func (f *replayFlags) options() (replay.Options, eventlog.Mode, error) {
 	if f.forensic {
 		mode = eventlog.Forensic
 	}
-	opts := replay.Options{Version: v, Mode: mode}
+	rf, err := readingFlags(f.cmd)
+	if err != nil {
+		return replay.Options{}, 0, err
+	}
+	opts := replay.Options{Version: v, Mode: mode, AllViolations: rf.verbose}
 	if f.layout != "" {
 		l, err := recordcodec.ParseLayout(f.layout)
 		if err != nil {
@@ -111,7 +118,7 @@ func replayInputWith(cmd *cobra.Command, path string, f *replayFlags, observer f
 	if err != nil {
 		return nil, err
 	}
-	in, err := openInput(path, mode)
+	in, err := openInput(cmd, path, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +172,49 @@ func replaySelected(cmd *cobra.Command, in *source, f *replayFlags, at query.Poi
 
 func (r *replayed) printViolations(w io.Writer) {
 	for _, res := range r.results {
-		for _, v := range res.Engine.Violations() {
-			fmt.Fprintln(w, "violation:", v.Error())
-		}
+		printEngineViolations(w, res.Engine)
 	}
+}
+
+// printEngineViolations prints an engine's violations, one line per file and record type
+// (every one with --verbose).
+func printEngineViolations(w io.Writer, e *replay.Engine) {
+	for _, v := range violationLines(e) {
+		fmt.Fprintln(w, "violation:", v.Error)
+	}
+}
+
+// violationLines renders an engine's violations: every one when the engine kept them all
+// (--verbose), else one per file, record type and tombstone: the violation itself when it is
+// alone, or how many, their offsets and the first one.
+func violationLines(e *replay.Engine) []describeViolDoc {
+	var out []describeViolDoc
+	if e.Options().AllViolations {
+		for _, v := range e.Violations() {
+			out = append(out, describeViolDoc{Partition: v.Partition, Offset: v.Offset, Error: v.Error()})
+		}
+		return out
+	}
+	for _, g := range e.ViolationGroups() {
+		line := describeViolDoc{Partition: g.First.Partition, Offset: g.First.Offset, Error: g.First.Error()}
+		if g.Count > 1 {
+			what := "records"
+			if g.Type >= 0 {
+				what = fmt.Sprintf("records of type %d (%s)", int16(g.Type), g.Type)
+				if g.Tombstone {
+					what = fmt.Sprintf("tombstones of type %d (%s)", int16(g.Type), g.Type)
+				}
+			}
+			file := g.File
+			if file == "" {
+				file = fmt.Sprintf("partition %d", g.First.Partition)
+			}
+			line.Error = fmt.Sprintf("%d violations in %s on %s, offsets %d to %d (--verbose lists each); the first: %s",
+				g.Count, file, what, g.First.Offset, g.Last.Offset, g.First.Error())
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 func (r *replayed) close() { r.in.close() }

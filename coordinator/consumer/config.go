@@ -33,6 +33,11 @@ type Config struct {
 	// ClassicMaxSize is group.max.size (MaxInt32): a consumer group with more members cannot
 	// be downgraded to a classic group.
 	ClassicMaxSize int32
+	// ClassicMinSessionTimeoutMs and ClassicMaxSessionTimeoutMs are group.min.session.timeout.ms
+	// (6000) and group.max.session.timeout.ms (1800000): the session timeouts a JoinGroup may
+	// ask for.
+	ClassicMinSessionTimeoutMs int32
+	ClassicMaxSessionTimeoutMs int32
 }
 
 // DefaultConfig returns Kafka 4.4's defaults.
@@ -41,6 +46,7 @@ func DefaultConfig() Config {
 		SessionTimeoutMs: 45000, HeartbeatIntervalMs: 5000, MaxSize: math.MaxInt32,
 		Assignors: []string{AssignorUniform, AssignorRange}, MigrationPolicy: MigrationBidirectional,
 		AssignmentIntervalMs: 1000, RegexRefreshIntervalMs: 600000, ClassicMaxSize: math.MaxInt32,
+		ClassicMinSessionTimeoutMs: 6000, ClassicMaxSessionTimeoutMs: 1800000,
 	}
 }
 
@@ -57,6 +63,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("consumer: no assignor configured")
 	case c.AssignmentIntervalMs < 0:
 		return fmt.Errorf("consumer: assignment interval %d must be >= 0", c.AssignmentIntervalMs)
+	case c.ClassicMinSessionTimeoutMs < 1 || c.ClassicMaxSessionTimeoutMs < c.ClassicMinSessionTimeoutMs:
+		return fmt.Errorf("consumer: classic session timeouts [%d, %d]: the minimum must be >= 1 and not above the maximum", c.ClassicMinSessionTimeoutMs, c.ClassicMaxSessionTimeoutMs)
 	case c.RegexRefreshIntervalMs < 10000:
 		return fmt.Errorf("consumer: regex refresh interval %d must be >= 10000", c.RegexRefreshIntervalMs)
 	}

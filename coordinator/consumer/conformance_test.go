@@ -40,17 +40,7 @@ const realConsumer = "../../fixtures/real/consumer/__consumer_offsets-0"
 // clock again when the assignor finishes), record 16's metadata version and timestamp, and the
 // order of topics and partitions inside records 7 and 8 (Kafka lists them in HashMap order).
 func TestDecisionsMatchRealBroker(t *testing.T) {
-	in, err := input.Open(realConsumer, eventlog.Strict)
-	require.NoError(t, err)
-	defer in.Close()
-	it, err := in.Batches(0, 0)
-	require.NoError(t, err)
-	var batches []*eventlog.Batch
-	for it.Next() {
-		batches = append(batches, it.Batch().Clone())
-	}
-	require.NoError(t, it.Err())
-	it.Close()
+	in, batches := readRecording(t, realConsumer)
 
 	// The topics' ids are the ones the recording's offset commits give them; the partition
 	// counts are the driver's. s2-rx-c is created while the regex group runs: it is in the
@@ -112,6 +102,23 @@ func TestDecisionsMatchRealBroker(t *testing.T) {
 	require.Equal(t, 2, kinds["regex resolution"])
 }
 
+// readRecording opens a recording's partition and reads all its batches.
+func readRecording(t *testing.T, dir string) (*input.Input, []*eventlog.Batch) {
+	t.Helper()
+	in, err := input.Open(dir, eventlog.Strict)
+	require.NoError(t, err)
+	t.Cleanup(func() { in.Close() })
+	it, err := in.Batches(0, 0)
+	require.NoError(t, err)
+	var batches []*eventlog.Batch
+	for it.Next() {
+		batches = append(batches, it.Batch().Clone())
+	}
+	require.NoError(t, it.Err())
+	it.Close()
+	return in, batches
+}
+
 func decodeBatch(t *testing.T, b *eventlog.Batch) []recordcodec.Record {
 	var out []recordcodec.Record
 	for _, r := range b.Records {
@@ -124,6 +131,9 @@ func decodeBatch(t *testing.T, b *eventlog.Batch) []recordcodec.Record {
 
 var (
 	assignmentTimestamp = regexp.MustCompile(`"assignmentTimestamp":\d+`)
+	// GroupMetadata's currentStateTimestamp: Kafka reads its clock when it converts, a few ms
+	// before the batch's timestamp (coordlog's now).
+	currentStateTimestamp = regexp.MustCompile(`"currentStateTimestamp":\d+`)
 	// Record 16's metadata image version (Kafka's image offset, which coordlog's metadata
 	// does not have) and its timestamp (the resolution's start).
 	regexVersion = regexp.MustCompile(`"version":\d+,"timestamp":\d+`)
@@ -152,6 +162,7 @@ func renderRecords(recs []recordcodec.Record) []string {
 		line = append(line, ' ')
 		line = recordcodec.AppendDumpLogPayload(line, r.Value)
 		s := assignmentTimestamp.ReplaceAllString(string(line), `"assignmentTimestamp":T`)
+		s = currentStateTimestamp.ReplaceAllString(s, `"currentStateTimestamp":T`)
 		out[i] = regexVersion.ReplaceAllString(s, `"version":V,"timestamp":T`)
 	}
 	return out

@@ -4,7 +4,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // Member states of record 8 (consumer numbering: MemberState.java).
@@ -234,6 +236,69 @@ func groupFromView(v *groupstate.ConsumerGroup) *group {
 
 func (g *group) sortedMemberIDs() []string {
 	return slices.Sorted(maps.Keys(g.members))
+}
+
+// memberOrder is the iteration order of Kafka's members map (a TimelineHashMap), which its
+// group records and conversions follow. It depends on the order the members were put and on
+// how many the group once held, which the state does not keep: the members are taken as put
+// in id order into a map that never held more than today's.
+func (g *group) memberOrder() []string {
+	return coordinator.KafkaTimelineOrder(g.sortedMemberIDs(), coordinator.JavaStringHash)
+}
+
+// numClassic is numClassicProtocolMembers: the members using the classic protocol.
+func (g *group) numClassic() int {
+	n := 0
+	for _, m := range g.members {
+		if m.usesClassic() {
+			n++
+		}
+	}
+	return n
+}
+
+// supportsClassicProtocols is ConsumerGroup.supportsClassicProtocols: a JoinGroup's protocols
+// are acceptable when its protocol type is "consumer" and one of its protocol names is
+// supported by every classic-protocol member (any name, in a group without members).
+func (g *group) supportsClassicProtocols(protocolType string, names []string) bool {
+	if protocolType != recordcodec.ConsumerProtocolType {
+		return false
+	}
+	if len(g.members) == 0 {
+		return len(names) > 0
+	}
+	counts := map[string]int{}
+	for _, m := range g.members {
+		if m.usesClassic() {
+			for _, p := range m.classic.SupportedProtocols {
+				counts[p.Name]++
+			}
+		}
+	}
+	n := g.numClassic()
+	for _, name := range names {
+		if counts[name] == n {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingOnUnreleasedPartition: m is UNRELEASED_PARTITIONS and a partition of its target it
+// does not have yet is still owned (assigned or pending revocation) by some member.
+func (g *group) waitingOnUnreleasedPartition(m *member) bool {
+	if m.state != stateUnreleased {
+		return false
+	}
+	owners := g.owners()
+	for _, tp := range g.target[m.id] {
+		for _, p := range tp.Partitions {
+			if !m.assigned.has(tp.Topic, p) && owners.epoch(tp.Topic, p) != -1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // numRegexSubscribers is numSubscribedMembers(regex).

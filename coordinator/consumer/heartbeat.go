@@ -25,6 +25,19 @@ type Request struct {
 	// of copying the group view again (the no-change heartbeat path). Zero disables the cache;
 	// a caller that changes the state without moving the offset must pass zero.
 	StateOffset int64
+	// Into, when set, is filled with the response instead of a new one (it is reset first):
+	// a server that reuses a response per connection once it is written allocates nothing for
+	// a heartbeat that changes nothing.
+	Into *kmsg.ConsumerGroupHeartbeatResponse
+}
+
+// newResponse is the response of a decision: req.Into reset, or a new one.
+func (req *Request) newResponse() *kmsg.ConsumerGroupHeartbeatResponse {
+	if req.Into == nil {
+		return kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	}
+	*req.Into = kmsg.NewConsumerGroupHeartbeatResponse()
+	return req.Into
 }
 
 // Result is a decision: the response and the records to append, in order, as one atomic
@@ -71,19 +84,19 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.
 	var err *coordinator.Error
 	if err = validateRequest(hb, cfg); err == nil {
 		if hb.MemberEpoch == coordinator.LeaveEpoch || hb.MemberEpoch == coordinator.StaticLeaveEpoch {
-			res, err = c.leave(st, soft, md, cfg, hb)
+			res, err = c.leave(st, soft, md, cfg, &req, now)
 		} else {
 			res, err = c.regular(st, soft, md, req, cfg, now)
 		}
 	}
 	if err != nil {
-		return Result{Response: errorResponse(hb.Version, err), RegexResolution: res.RegexResolution}
+		return Result{Response: errorResponse(&req, hb.Version, err), RegexResolution: res.RegexResolution}
 	}
 	return res
 }
 
-func errorResponse(version int16, err *coordinator.Error) *kmsg.ConsumerGroupHeartbeatResponse {
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+func errorResponse(req *Request, version int16, err *coordinator.Error) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.newResponse()
 	resp.Version = version
 	resp.ErrorCode = err.Code
 	if err.Message != "" {
@@ -134,8 +147,9 @@ func validateRequest(r *kmsg.ConsumerGroupHeartbeatRequest, cfg Config) *coordin
 
 // loadGroup is getOrMaybeCreateConsumerGroup: a join creates a missing group and replaces an
 // empty classic group (whose tombstone then opens the records); a non-empty classic group is
-// converted by the first consumer-protocol join (migration.go).
-func (c *Coordinator) loadGroup(st groupstate.View, id string, joining bool, cfg Config, md *coordinator.Metadata, now int64, records *[]recordcodec.Record) (*group, *coordinator.Error) {
+// converted by the first consumer-protocol join, when the migration policy allows it
+// (migration.go).
+func (c *Coordinator) loadGroup(st groupstate.View, soft *Soft, id string, joining bool, cfg Config, md *coordinator.Metadata, now int64, records *[]recordcodec.Record) (*group, *coordinator.Error) {
 	typ, exists := st.GroupType(id)
 	switch {
 	case !exists:
@@ -152,33 +166,51 @@ func (c *Coordinator) loadGroup(st groupstate.View, id string, joining bool, cfg
 			*records = append(*records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: id}})
 			return newGroup(id), nil
 		}
-		return upgradeClassicGroup(&cg, cfg, md, now, records)
+		return upgradeClassicGroup(&cg, soft, cfg, md, now, records)
 	}
 	return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a consumer group.", id)
 }
 
+// newMemberID is the member id the coordinator generates (Kafka: Uuid.randomUuid()) for a
+// version-0 heartbeat or a JoinGroup without one: Coordinator.NewMemberID, else
+// defaultMemberID, salted with the client id of a JoinGroup (two classic clients may ask for an
+// id at the same time, and the group's size does not change until they join).
+func (c *Coordinator) newMemberID(g *group, now int64, clientID string) string {
+	if c.NewMemberID != nil {
+		return c.NewMemberID(g.id, now)
+	}
+	return defaultMemberID(g.id, now, len(g.members), clientID)
+}
+
 // defaultMemberID derives a member id (22 characters of base64url, like Uuid.toString) from
-// the group, the clock and the group's size.
-func defaultMemberID(groupID string, now int64, n int) string {
+// the group, the clock, the group's size and salt.
+func defaultMemberID(groupID string, now int64, n int, salt string) string {
 	var b [16]byte
 	seed := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64([]byte(groupID), uint64(now)), uint64(n))
+	seed = append(seed, salt...)
 	h := xxh3.Hash128(seed)
 	binary.BigEndian.PutUint64(b[:8], h.Hi)
 	binary.BigEndian.PutUint64(b[8:], h.Lo)
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// heartbeat carries one regular heartbeat through the steps of regular.
+// heartbeat carries one member's update through the steps Kafka's consumerGroupHeartbeat and
+// classicGroupJoinToConsumerGroup share: a regular ConsumerGroupHeartbeat (r set) or a
+// JoinGroup of a classic-protocol member (r nil, classic.go).
 type heartbeat struct {
 	c        *Coordinator
 	req      Request
-	r        *kmsg.ConsumerGroupHeartbeatRequest
+	r        *kmsg.ConsumerGroupHeartbeatRequest // nil for a classic JoinGroup
 	soft     *Soft
 	md       *coordinator.Metadata
 	cfg      Config
 	now      int64
 	memberID string
-	records  []recordcodec.Record
+	// instanceID is the request's instance id; owned the partitions the member reports
+	// owning (nil: not reported), from the heartbeat or from a JoinGroup's subscription.
+	instanceID *string
+	owned      []kmsg.ConsumerGroupHeartbeatRequestTopic
+	records    []recordcodec.Record
 
 	g        *group
 	gs       *GroupSoft
@@ -202,27 +234,23 @@ type heartbeat struct {
 // in Kafka's order. A failing step ends the decision with its error and no records.
 func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Metadata, req Request, cfg Config, now int64) (Result, *coordinator.Error) {
 	r := req.Heartbeat
-	h := &heartbeat{c: c, req: req, r: r, soft: soft, md: md, cfg: cfg, now: now, memberID: r.MemberID}
+	h := &heartbeat{c: c, req: req, r: r, soft: soft, md: md, cfg: cfg, now: now, memberID: r.MemberID, instanceID: r.InstanceID, owned: r.Topics}
 	joining := r.MemberEpoch == coordinator.JoinEpoch
 	var g *group
 	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
 		g = gs.model
 	} else {
 		var err *coordinator.Error
-		if g, err = c.loadGroup(st, r.Group, joining, cfg, md, now, &h.records); err != nil {
+		if g, err = c.loadGroup(st, soft, r.Group, joining, cfg, md, now, &h.records); err != nil {
 			return Result{}, err
 		}
 	}
 	h.g = g
-	if err := h.checkCapacity(); err != nil {
+	if err := h.checkCapacity(r.MemberID); err != nil {
 		return Result{}, err
 	}
 	if h.memberID == "" {
-		if c.NewMemberID != nil {
-			h.memberID = c.NewMemberID(g.id, now)
-		} else {
-			h.memberID = defaultMemberID(g.id, now, len(g.members))
-		}
+		h.memberID = c.newMemberID(g, now, "")
 	}
 	if err := h.resolveMember(joining); err != nil {
 		return Result{}, err
@@ -236,7 +264,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 		h.assignorChanged = g.preferred(cfg) != preferredAssignor(g, h.m, h.u, cfg)
 	}
 	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
-	h.updateSubscriptionMetadata()
+	h.updateSubscriptionMetadata(h.namesChanged || h.regexStatus == regexUpdatedAndResolved || h.assignorChanged)
 	// A resolution scheduled above runs even if a later step fails (Kafka's executor task is
 	// not rolled back with the records).
 	if err := h.updateTarget(); err != nil {
@@ -245,7 +273,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	if err := h.reconcile(); err != nil {
 		return Result{RegexResolution: h.regexResolution}, err
 	}
-	h.scheduleSession()
+	h.scheduleSession(h.cfg.SessionTimeoutMs)
 	res := h.response()
 	// A decision without records leaves the group as it was: keep the model for the next
 	// heartbeat at the same state offset; anything else drops it.
@@ -259,12 +287,12 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 
 // checkCapacity is throwIfConsumerGroupIsFull, checked on every heartbeat: only an unknown
 // (or empty) member id is turned away, never one whose instance id has a static member.
-func (h *heartbeat) checkCapacity() *coordinator.Error {
-	r, g := h.r, h.g
-	if r.InstanceID != nil && g.static[*r.InstanceID] != "" {
+func (h *heartbeat) checkCapacity(memberID string) *coordinator.Error {
+	g := h.g
+	if h.instanceID != nil && g.static[*h.instanceID] != "" {
 		return nil
 	}
-	if len(g.members) >= int(h.cfg.MaxSize) && (r.MemberID == "" || g.members[r.MemberID] == nil) {
+	if len(g.members) >= int(h.cfg.MaxSize) && (memberID == "" || g.members[memberID] == nil) {
 		return coordinator.Errorf(coordinator.ErrGroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", h.cfg.MaxSize)
 	}
 	return nil
@@ -452,14 +480,13 @@ func (g *group) subscribedTopicIDs(m *member, md *coordinator.Metadata) map[Uuid
 }
 
 // updateSubscriptionMetadata is step 6: when the subscription changed in a way that bumps
-// the epoch, or the group's metadata refresh is due, recompute the metadata hash over the
-// subscribed topics and the subscription type; a bump (or a new hash) writes record 3 with
-// the next epoch; a legacy partition-metadata record (4) is tombstoned.
-func (h *heartbeat) updateSubscriptionMetadata() {
+// the epoch (bump), or the group's metadata refresh is due, recompute the metadata hash over
+// the subscribed topics and the subscription type; a bump (or a new hash) writes record 3
+// with the next epoch; a legacy partition-metadata record (4) is tombstoned.
+func (h *heartbeat) updateSubscriptionMetadata(bump bool) {
 	g, gs := h.g, h.gs
 	h.groupEpoch = g.epoch
 	h.homogeneous = g.homogeneous()
-	bump := h.namesChanged || h.regexStatus == regexUpdatedAndResolved || h.assignorChanged
 	mdVersion := int64(0)
 	if h.md != nil {
 		mdVersion = h.md.Version
@@ -518,7 +545,7 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 		return nil
 	}
 	rc := &reconciler{m: u, targetEpoch: h.targetEpoch, target: h.target, subscribed: h.g.subscribedTopicIDs(u, h.md),
-		subscriptionChanged: h.subscriptionMoved, owners: h.g.owners(), owned: h.r.Topics}
+		subscriptionChanged: h.subscriptionMoved, owners: h.g.owners(), owned: h.owned}
 	n, err := rc.build()
 	if err != nil {
 		return err
@@ -540,8 +567,8 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 
 // scheduleSession is scheduleConsumerGroupSessionTimeout; a replaced static member's timers
 // go with it (they would find nothing to fence).
-func (h *heartbeat) scheduleSession() {
-	h.gs.member(h.memberID).SessionDeadline = h.now + int64(h.cfg.SessionTimeoutMs)
+func (h *heartbeat) scheduleSession(timeoutMs int32) {
+	h.gs.member(h.memberID).SessionDeadline = h.now + int64(timeoutMs)
 	if h.replaced != nil && h.replaced.id != h.memberID {
 		delete(h.gs.Members, h.replaced.id)
 	}
@@ -551,7 +578,7 @@ func (h *heartbeat) scheduleSession() {
 // owned partitions all given) or when the assigned partitions (or their epochs) changed.
 func (h *heartbeat) response() Result {
 	r, updated := h.r, h.updated
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	resp := h.req.newResponse()
 	resp.Version = r.Version
 	resp.MemberID = &updated.id // the member is not modified after the decision
 	resp.MemberEpoch = updated.epoch

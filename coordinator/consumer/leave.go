@@ -4,15 +4,14 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // leave is consumerGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
-func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Metadata, cfg Config, r *kmsg.ConsumerGroupHeartbeatRequest) (Result, *coordinator.Error) {
+func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Metadata, cfg Config, req *Request, now int64) (Result, *coordinator.Error) {
+	r := req.Heartbeat
 	typ, ok := st.GroupType(r.Group)
 	if !ok {
 		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s not found.", r.Group)
@@ -22,7 +21,7 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Meta
 	}
 	v, _ := st.ConsumerGroup(r.Group)
 	g := groupFromView(&v)
-	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	resp := req.newResponse()
 	resp.Version = r.Version
 	id := r.MemberID
 	resp.MemberID, resp.MemberEpoch = &id, r.MemberEpoch
@@ -56,23 +55,36 @@ func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Meta
 			return Result{Response: resp, Records: []recordcodec.Record{currentAssignmentRecord(g.id, n)}}, nil
 		}
 	}
-	return Result{Response: resp, Records: c.fence(g, soft, md, cfg, []string{m.id})}, nil
+	recs, err := c.fence(g, soft, md, cfg, []string{m.id}, now)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Response: resp, Records: recs}, nil
 }
 
-// fence is consumerGroupFenceMembers: when only classic-protocol members remain (and the
-// policy and size allow) the group goes back to a classic group (migration.go); otherwise
-// tombstones 8, 7, 5 per member, a tombstone 16 for each regex whose last user leaves, record
-// 3 with the next epoch and the hash without them (always bumped), and for a group left empty
-// record 6 at that epoch with timestamp 0, so that the next first join is not delayed.
-func (c *Coordinator) fence(g *group, soft *Soft, md *coordinator.Metadata, cfg Config, ids []string) []recordcodec.Record {
-	if recs, ok := downgradeOnLeave(g, soft, md, cfg, ids); ok {
-		return recs
-	}
-	var recs []recordcodec.Record
+// fence is consumerGroupFenceMembers (ids distinct members of g): when only classic-protocol
+// members remain (and the policy and group.max.size allow) the group goes back to a classic
+// group (migration.go; its soft state goes, the classic coordinator keeps the classic
+// members' timers); otherwise tombstones 8, 7, 5 per member, a tombstone 16 for each regex
+// whose last user leaves, record 3 with the next epoch and the hash without them (always
+// bumped), and for a group left empty record 6 at that epoch with timestamp 0, so that the
+// next first join is not delayed. The members' timers are cancelled.
+func (c *Coordinator) fence(g *group, soft *Soft, md *coordinator.Metadata, cfg Config, ids []string, now int64) ([]recordcodec.Record, *coordinator.Error) {
 	gone := map[string]bool{}
 	for _, id := range ids {
-		recs = append(recs, removeMemberRecords(g.id, id)...)
 		gone[id] = true
+	}
+	if g.downgradeOnFence(cfg, gone) {
+		recs, err := g.toClassicGroup(gone, nil, md, now)
+		if err != nil {
+			return nil, err
+		}
+		delete(soft.Groups, g.id)
+		return recs, nil
+	}
+	var recs []recordcodec.Record
+	for _, id := range ids {
+		recs = append(recs, removeMemberRecords(g.id, id)...)
 	}
 	// maybeDeleteResolvedRegularExpressions: regexes no remaining member uses.
 	users := map[string]int{}
@@ -102,7 +114,7 @@ func (c *Coordinator) fence(g *group, soft *Soft, md *coordinator.Metadata, cfg 
 			delete(gs.Members, id)
 		}
 	}
-	return recs
+	return recs, nil
 }
 
 // TimerResult is the outcome of one fired timer: its records form one atomic batch.
@@ -115,21 +127,28 @@ type TimerResult struct {
 
 // Tick fires the earliest timer due at now (deadline <= now), if any, and returns its
 // records: a session timeout fences the member, a rebalance timeout fences it if its epoch is
-// still the one the timer was armed with. Each timer is its own write, so the caller appends
-// and applies the records before calling Tick again, until ok is false. Ties are broken by
-// group id, kind and member id.
+// still the one the timer was armed with, and a classic-protocol member's join or sync
+// timeout fences it. A fence may convert the group back to a classic group. Each timer is its
+// own write, so the caller appends and applies the records before calling Tick again, until
+// ok is false. Ties are broken by group id, kind and member id. A fence that fails (a
+// downgrade whose subscription bytes cannot be read) writes nothing, as in Kafka.
 func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metadata, now int64) (TimerResult, bool) {
-	best, ok := coordinator.EarliestDue(now, soft.timers())
+	best, ok := coordinator.EarliestDue(now, soft.Timers())
 	if !ok {
 		return TimerResult{}, false
 	}
 	gs := soft.Groups[best.Group]
 	ms := gs.Members[best.Member]
 	res := TimerResult{Kind: best.Kind, Group: best.Group, Member: best.Member}
-	if best.Kind == coordinator.TimerSession {
+	switch best.Kind {
+	case coordinator.TimerSession:
 		ms.SessionDeadline = 0
-	} else {
+	case coordinator.TimerRebalance:
 		ms.RebalanceDeadline = 0
+	case coordinator.TimerJoin:
+		ms.JoinDeadline = 0
+	case coordinator.TimerSync:
+		ms.SyncDeadline = 0
 	}
 	v, ok := st.ConsumerGroup(best.Group)
 	if !ok {
@@ -145,6 +164,6 @@ func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metad
 	if best.Kind == coordinator.TimerRebalance && m.epoch != ms.RebalanceEpoch {
 		return res, true
 	}
-	res.Records = c.fence(g, soft, md, c.config(g.id), []string{m.id})
+	res.Records, _ = c.fence(g, soft, md, c.config(g.id), []string{m.id}, now)
 	return res, true
 }

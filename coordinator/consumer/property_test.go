@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,12 +22,21 @@ import (
 // randomOps drives a runner through n random steps: joins (dynamic or static, by names, by a
 // regex, or both), heartbeats, leaves, static temporary leaves and rejoins, crashes (fenced
 // by the session timer), subscription and assignor changes, partitions added, topics created
-// (some matching the regex), and convergence rounds. check runs after every step; restart,
-// when set, before step restartAt.
+// (some matching the regex), and convergence rounds; and classic-protocol clients: JoinGroups
+// (with and without a member id, static or not, eager or cooperative), their heartbeats,
+// syncs and rejoins, LeaveGroups and subscription changes. When the last consumer-protocol
+// member goes and only classic members remain, the group goes back to a classic group, and the
+// next consumer join upgrades it again. check runs after every step; restart, when set, before
+// step restartAt.
 func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, crashes bool, restartAt int, restart func(), check func()) {
 	t.Helper()
 	next, topics := 0, 3
 	live := map[string]bool{}
+	for id, c := range r.Clients { // the members of a classic group the scenario starts from
+		if c.Joined {
+			live[id] = true
+		}
+	}
 	parked := map[string]string{} // client id -> instance id, after a static temporary leave
 	pick := func(m map[string]bool) string {
 		ids := slices.Sorted(maps.Keys(m))
@@ -36,15 +46,45 @@ func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, cras
 		t.Helper()
 		require.NoError(t, r.Exec(cmd), cmd)
 	}
+	poll := func(id string) {
+		t.Helper()
+		_, err := r.Poll(id)
+		require.NoError(t, err, "poll %s", id)
+	}
+	classic := func(id string) bool { c := r.Clients[id]; return c != nil && c.Classic != nil }
 	for step := 0; step < n; step++ {
 		if step == restartAt && restart != nil {
 			restart()
 		}
-		op := rng.IntN(16)
+		op := rng.IntN(18)
 		if !crashes && op == 9 {
 			op = 5
 		}
 		switch {
+		case op >= 16: // a classic client joins
+			id := fmt.Sprintf("c%d", next)
+			next++
+			cmd := "cjoin " + id + " session=10000" // the group's session timeout, for the crashes
+			if rng.IntN(2) == 0 {
+				cmd += " member=" // a real client's first JoinGroup: MEMBER_ID_REQUIRED
+			}
+			if rng.IntN(3) == 0 {
+				cmd += " instance=i-" + id
+			}
+			if rng.IntN(4) == 0 {
+				cmd += " protocols=range"
+			}
+			if rng.IntN(4) == 0 {
+				cmd += fmt.Sprintf(" topics=t0,t%d", 1+rng.IntN(topics-1))
+			}
+			exec(cmd)
+			if c := r.Clients[id]; c != nil && !c.Joined && c.MemberID != id {
+				exec("cjoin " + id + " session=10000") // with the member id it was given
+			}
+			if c := r.Clients[id]; c != nil && c.Joined {
+				live[id] = true
+				poll(id)
+			}
 		case op < 3 || len(live) == 0:
 			id := fmt.Sprintf("m%d", next)
 			next++
@@ -64,18 +104,23 @@ func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, cras
 			}
 		case op < 7:
 			id := pick(live)
-			if c := r.Clients[id]; c != nil && c.Epoch > 0 {
+			if classic(id) {
+				poll(id) // a heartbeat, or a rejoin and sync when told
+			} else if c := r.Clients[id]; c != nil && c.Epoch > 0 {
 				exec("hb " + id)
 			}
 		case op < 8:
 			id := pick(live)
-			if c := r.Clients[id]; c != nil && c.Epoch > 0 {
+			if classic(id) {
+				exec("cleave " + id)
+				delete(live, id)
+			} else if c := r.Clients[id]; c != nil && c.Epoch > 0 {
 				exec("leave " + id)
 				delete(live, id)
 			}
 		case op < 9:
 			id := pick(live)
-			if c := r.Clients[id]; c != nil && c.Epoch > 0 && c.Instance != nil {
+			if c := r.Clients[id]; c != nil && c.Classic == nil && c.Epoch > 0 && c.Instance != nil {
 				inst := *c.Instance
 				exec("leave " + id + " static")
 				delete(live, id)
@@ -88,8 +133,8 @@ func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, cras
 			for range 3 {
 				r.Now += 4000
 				for _, o := range slices.Sorted(maps.Keys(live)) {
-					if c := r.Clients[o]; c != nil && c.Epoch > 0 {
-						exec("hb " + o)
+					if c := r.Clients[o]; c != nil && (c.Epoch > 0 || c.Classic != nil) {
+						poll(o)
 					}
 				}
 				require.NoError(t, r.Tick())
@@ -109,12 +154,16 @@ func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, cras
 			}
 		case op < 12:
 			id := pick(live)
-			if c := r.Clients[id]; c != nil && c.Epoch > 0 {
+			if classic(id) {
+				if r.Clients[id].Joined {
+					exec(fmt.Sprintf("cjoin %s topics=t%d,t%d", id, rng.IntN(topics), rng.IntN(topics)))
+				}
+			} else if c := r.Clients[id]; c != nil && c.Epoch > 0 {
 				exec(fmt.Sprintf("hb %s topics=t%d,t%d", id, rng.IntN(topics), rng.IntN(topics)))
 			}
 		case op < 13:
 			id := pick(live)
-			if c := r.Clients[id]; c != nil && c.Epoch > 0 {
+			if c := r.Clients[id]; c != nil && c.Classic == nil && c.Epoch > 0 {
 				exec("hb " + id + " assignor=" + []string{"uniform", "range"}[rng.IntN(2)])
 			}
 		case op < 14:
@@ -135,14 +184,29 @@ func randomOps(t *testing.T, r *consumertest.Runner, rng *rand.Rand, n int, cras
 	}
 }
 
-func setupRandom(t *testing.T, out *bytes.Buffer) (*consumertest.Runner, *recorded) {
+// setupRandom prepares a runner for randomOps; fromClassic starts from a classic group with
+// three members (two cooperative, one eager), which the first consumer join upgrades.
+func setupRandom(t *testing.T, out *bytes.Buffer, fromClassic bool) (*consumertest.Runner, *recorded) {
 	r, rec := newEngineRunner(out)
 	r.Cfg.AssignmentIntervalMs = 0
 	r.Cfg.SessionTimeoutMs, r.Cfg.HeartbeatIntervalMs = 10000, 1000
-	for _, cmd := range []string{"topic t0 6", "topic t1 4", "topic t2 3", "subscribe t0,t1,t2"} {
+	cmds := []string{"topic t0 6", "topic t1 4", "topic t2 3", "subscribe t0,t1,t2"}
+	if fromClassic {
+		cmds = append(cmds, "classicgroup 5 session=10000 k0=t0:0,1,2/t2:0 k1=t0:3,4,5/t1:0 k2=t1:1,2,3/t2:1,2 static=k1:ik1")
+	}
+	for _, cmd := range cmds {
 		require.NoError(t, r.Exec(cmd))
 	}
 	return r, rec
+}
+
+// requireConsumerGroup upgrades the group again if the scenario left it a classic group (its
+// last consumer-protocol member gone), so that its end state can be checked.
+func requireConsumerGroup(t *testing.T, r *consumertest.Runner) {
+	t.Helper()
+	if _, ok := r.Log.State().ClassicGroup(r.Group); ok {
+		require.NoError(t, r.Exec("join final"))
+	}
 }
 
 // epochTracker checks that the group epoch and assignment epoch never go down, that the
@@ -198,17 +262,26 @@ func requireConverged(t *testing.T, st groupstate.View, gid string) {
 }
 
 // TestPropertyRandomScenarios: invariants after every step of random scenarios (no partition
-// owned twice or in two targets, epochs monotonic), convergence once every member keeps
-// heartbeating, and a fresh engine replaying the produced batches reaches the same state.
+// owned twice or in two targets, epochs monotonic across conversions too), convergence once
+// every member keeps heartbeating, and a fresh engine replaying the produced batches reaches
+// the same state. A third of the scenarios start from a classic group; across them, classic
+// JoinGroups, upgrades and downgrades must all happen.
 func TestPropertyRandomScenarios(t *testing.T) {
 	seeds, steps := 24, 300
 	if testing.Short() {
 		seeds, steps = 4, 150
 	}
+	var upgrades, downgrades, classicJoins int
+	defer func() {
+		t.Logf("%d upgrades, %d downgrades, %d classic JoinGroups", upgrades, downgrades, classicJoins)
+		require.Positive(t, upgrades)
+		require.Positive(t, downgrades)
+		require.Positive(t, classicJoins)
+	}()
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			var transcript bytes.Buffer
-			r, rec := setupRandom(t, &transcript)
+			r, rec := setupRandom(t, &transcript, seed%3 == 1)
 			defer func() {
 				if t.Failed() {
 					out := transcript.String()
@@ -227,10 +300,15 @@ func TestPropertyRandomScenarios(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, r.Tick())
 			}
+			requireConsumerGroup(t, r)
 			_, err := r.Converge(80)
 			require.NoError(t, err)
 			requireConverged(t, rec.State(), r.Group)
 			checkReplayEquivalence(t, rec)
+			out := transcript.String()
+			upgrades += strings.Count(out, `+ {"type":"2","data":{"group":"cg"}} <DELETE>`)
+			downgrades += strings.Count(out, `+ {"type":"3","data":{"groupId":"cg"}} <DELETE>`)
+			classicJoins += strings.Count(out, "protocol=cooperative-sticky\n") + strings.Count(out, "protocol=range\n")
 		})
 	}
 }
@@ -250,9 +328,9 @@ func TestRestartFromSnapshotSameDecisions(t *testing.T) {
 	for seed := range 6 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			var a, b bytes.Buffer
-			ra, _ := setupRandom(t, &a)
+			ra, _ := setupRandom(t, &a, seed%2 == 1)
 			randomOps(t, ra, rand.New(rand.NewPCG(uint64(seed), 11)), 200, true, -1, nil, nil)
-			rb, _ := setupRandom(t, &b)
+			rb, _ := setupRandom(t, &b, seed%2 == 1)
 			randomOps(t, rb, rand.New(rand.NewPCG(uint64(seed), 11)), 200, true, 100, func() {
 				restartFromSnapshot(t, rb)
 				rb.Soft = rb.Soft.Clone()
@@ -280,9 +358,9 @@ func TestFailoverSameRecords(t *testing.T) {
 	for seed := range 6 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			var a, b bytes.Buffer
-			ra, _ := setupRandom(t, &a)
+			ra, _ := setupRandom(t, &a, seed%2 == 1)
 			randomOps(t, ra, rand.New(rand.NewPCG(uint64(seed), 13)), 200, false, -1, nil, nil)
-			rb, _ := setupRandom(t, &b)
+			rb, _ := setupRandom(t, &b, seed%2 == 1)
 			randomOps(t, rb, rand.New(rand.NewPCG(uint64(seed), 13)), 200, false, 100, func() {
 				restartFromSnapshot(t, rb)
 				soft := consumer.NewSoft()

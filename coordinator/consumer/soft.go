@@ -61,6 +61,11 @@ type MemberSoft struct {
 	// (0 = none); it fires only if the member's epoch is still RebalanceEpoch.
 	RebalanceDeadline int64
 	RebalanceEpoch    int32
+	// JoinDeadline and SyncDeadline are a classic-protocol member's join timer (armed when it
+	// is told to rejoin, unless armed already) and sync timer (armed by its JoinGroup): it is
+	// fenced if it does not send the JoinGroup, or the SyncGroup, before them (0 = none).
+	JoinDeadline int64
+	SyncDeadline int64
 }
 
 // NewSoft returns empty soft state.
@@ -143,10 +148,13 @@ func (g *GroupSoft) setRefreshDeadline(now int64, epoch int32, mdVersion int64) 
 	g.RefreshDeadline, g.RefreshEpoch, g.RefreshVersion = now+math.MaxInt32, epoch, mdVersion
 }
 
-// Restore arms the timers of every member of every consumer group in st, as Kafka does when
-// a coordinator loads a partition: a session timer from now for every member, a rebalance
-// timer for members in UNREVOKED_PARTITIONS that use the consumer protocol. Groups and
-// members already known keep theirs.
+// Restore arms the timers of every member of every consumer group in st, as Kafka's
+// onLoaded does when a coordinator loads a partition: a session timer from now with the
+// group's session timeout for every member (classic-protocol members too: onLoaded does not
+// use their JoinGroup's session timeout), and a rebalance timer for every member in
+// UNREVOKED_PARTITIONS (classic-protocol members too, although their own requests never arm
+// one). Join and sync timers are lost, as in Kafka. Groups and members already known keep
+// theirs.
 func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now int64) {
 	for _, id := range st.GroupIDs() {
 		v, ok := st.ConsumerGroup(id)
@@ -161,20 +169,16 @@ func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now 
 				continue
 			}
 			ms := gs.member(m.id)
-			timeout := c.SessionTimeoutMs
-			if m.classic != nil {
-				timeout = m.classic.SessionTimeoutMs
-			}
-			ms.SessionDeadline = now + int64(timeout)
-			if m.state == stateUnrevokedPartitons && !m.usesClassic() {
+			ms.SessionDeadline = now + int64(c.SessionTimeoutMs)
+			if m.state == stateUnrevokedPartitons {
 				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(m.rebalanceTimeoutMs, 0)), m.epoch
 			}
 		}
 	}
 }
 
-// timers lists every armed timer, for Tick.
-func (s *Soft) timers() []coordinator.Timer {
+// Timers lists every armed timer, in the order they fire (coordinator.Timer.Compare).
+func (s *Soft) Timers() []coordinator.Timer {
 	var out []coordinator.Timer
 	for gid, gs := range s.Groups {
 		for mid, ms := range gs.Members {
@@ -184,15 +188,22 @@ func (s *Soft) timers() []coordinator.Timer {
 			if ms.RebalanceDeadline != 0 {
 				out = append(out, coordinator.Timer{At: ms.RebalanceDeadline, Group: gid, Kind: coordinator.TimerRebalance, Member: mid})
 			}
+			if ms.JoinDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.JoinDeadline, Group: gid, Kind: coordinator.TimerJoin, Member: mid})
+			}
+			if ms.SyncDeadline != 0 {
+				out = append(out, coordinator.Timer{At: ms.SyncDeadline, Group: gid, Kind: coordinator.TimerSync, Member: mid})
+			}
 		}
 	}
+	slices.SortFunc(out, coordinator.Timer.Compare)
 	return out
 }
 
 // NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
 func (s *Soft) NextDeadline() int64 {
 	var next int64
-	for _, t := range s.timers() {
+	for _, t := range s.Timers() {
 		if next == 0 || t.At < next {
 			next = t.At
 		}

@@ -2,9 +2,10 @@ package streams
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
+
+	"github.com/coordlog/coordlog/coordinator"
 )
 
 // assignMember is one member of the assignor input (GroupSpec): its process and its
@@ -26,14 +27,19 @@ type aMember struct {
 }
 
 type aProc struct {
-	id        string
-	num       int32      // index in stickyState.procList order of creation
-	members   []*aMember // sorted by id
+	id string
+	// members is the process's members in the iteration order of Kafka's ProcessState.
+	// memberToTaskCounts (a HashMap filled in the assignor's member order).
+	members   []*aMember
+	num       int32 // index in stickyState.procList, in order of creation
 	taskCount int
 	holders   *[][]int32 // per dense task index: the processes holding it (shared)
 	index     func(TaskID) int
-	idx       int
 	ld        float64 // taskCount / len(members), kept current by add
+	// byLoad is ProcessState.membersByLoad: built from members on the first task given to
+	// the least-loaded member, kept while tasks go that way, dropped when a task is given to
+	// a chosen member (Kafka cannot reorder its heap then).
+	byLoad *javaPQ[*aMember]
 }
 
 func (p *aProc) load() float64 { return p.ld }
@@ -44,7 +50,13 @@ func (p *aProc) has(t TaskID) bool {
 	return i >= 0 && slices.Contains((*p.holders)[i], p.num)
 }
 
+// add gives t to m (ProcessState.addTask) and returns m's new task count.
 func (p *aProc) add(m *aMember, t TaskID, active bool) int {
+	p.byLoad = nil
+	return p.addInternal(m, t, active)
+}
+
+func (p *aProc) addInternal(m *aMember, t TaskID, active bool) int {
 	p.taskCount++
 	p.ld = float64(p.taskCount) / float64(len(p.members))
 	if i := p.index(t); i >= 0 {
@@ -59,41 +71,91 @@ func (p *aProc) add(m *aMember, t TaskID, active bool) int {
 	return m.count
 }
 
-// leastLoaded is the member with the fewest tasks; ties go to the smallest member id (Java's
-// heap order is unspecified there).
-func (p *aProc) leastLoaded() *aMember {
-	var best *aMember
-	for _, m := range p.members {
-		if best == nil || m.count < best.count {
-			best = m
+// addLeastLoaded gives t to the process's least-loaded member
+// (ProcessState.addTaskToLeastLoadedMember): the only member directly, else the head of
+// byLoad, which goes back in with its new count. Among members with equal counts the heap
+// decides, as in Kafka.
+func (p *aProc) addLeastLoaded(t TaskID, active bool) int {
+	if len(p.members) == 1 {
+		return p.addInternal(p.members[0], t, active)
+	}
+	if p.byLoad == nil {
+		p.byLoad = &javaPQ[*aMember]{cmp: func(a, b *aMember) int { return cmp.Compare(a.count, b.count) }}
+		for _, m := range p.members {
+			p.byLoad.offer(m)
 		}
 	}
-	return best
+	m, _ := p.byLoad.poll()
+	n := p.addInternal(m, t, active)
+	p.byLoad.offer(m)
+	return n
 }
 
-// procHeap orders processes by load, ties by process id (deterministic; Java leaves ties to
-// PriorityQueue order).
-type procHeap []*aProc
-
-func (h procHeap) Len() int { return len(h) }
-func (h procHeap) Less(i, j int) bool {
-	li, lj := h[i].load(), h[j].load()
-	if li != lj {
-		return li < lj
-	}
-	return h[i].id < h[j].id
+// javaPQ is java.util.PriorityQueue (JDK 17): a binary heap whose sift rules decide the
+// order of elements that compare equal, which Kafka's assignor leaves to them.
+type javaPQ[T any] struct {
+	es  []T
+	cmp func(a, b T) int
 }
-func (h procHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].idx = i; h[j].idx = j }
-func (h *procHeap) Push(x any)   { p := x.(*aProc); p.idx = len(*h); *h = append(*h, p) }
-func (h *procHeap) Pop() any     { old := *h; n := len(old); p := old[n-1]; *h = old[:n-1]; return p }
-func (h procHeap) peek() *aProc  { return h[0] }
-func newProcHeap(ps []*aProc) *procHeap {
-	h := procHeap(slices.Clone(ps))
-	for i, p := range h {
-		p.idx = i
+
+func (q *javaPQ[T]) len() int { return len(q.es) }
+
+// offer is PriorityQueue.offer: append, then siftUp while strictly smaller than the parent.
+func (q *javaPQ[T]) offer(x T) {
+	k := len(q.es)
+	q.es = append(q.es, x)
+	for k > 0 {
+		parent := (k - 1) >> 1
+		e := q.es[parent]
+		if q.cmp(x, e) >= 0 {
+			break
+		}
+		q.es[k] = e
+		k = parent
 	}
-	heap.Init(&h)
-	return &h
+	q.es[k] = x
+}
+
+// poll is PriorityQueue.poll: take the root, move the last element there and siftDown,
+// preferring the left child on ties and stopping at the first child not strictly smaller.
+func (q *javaPQ[T]) poll() (T, bool) {
+	var zero T
+	if len(q.es) == 0 {
+		return zero, false
+	}
+	result := q.es[0]
+	n := len(q.es) - 1
+	x := q.es[n]
+	q.es[n] = zero
+	q.es = q.es[:n]
+	if n > 0 {
+		k, half := 0, n>>1
+		for k < half {
+			child := 2*k + 1
+			c := q.es[child]
+			if right := child + 1; right < n && q.cmp(c, q.es[right]) > 0 {
+				child = right
+				c = q.es[child]
+			}
+			if q.cmp(x, c) <= 0 {
+				break
+			}
+			q.es[k] = c
+			k = child
+		}
+		q.es[k] = x
+	}
+	return result, true
+}
+
+// procsByLoad is the PriorityQueue of processes by load that Kafka fills from
+// processIdToState.values() (Double.compare of the loads, nothing else).
+func (s *stickyState) procsByLoad() *javaPQ[*aProc] {
+	q := &javaPQ[*aProc]{cmp: func(a, b *aProc) int { return cmp.Compare(a.ld, b.ld) }}
+	for _, p := range s.procList {
+		q.offer(p)
+	}
+	return q
 }
 
 type stickyState struct {
@@ -113,7 +175,7 @@ type stickyState struct {
 	spans    map[string]taskSpan     // by subtopology id
 	taskOf   []TaskID                // by dense task index
 	maxTasks int                     // the largest task count of a subtopology
-	members  []*aMember              // in input order
+	members  []*aMember              // in Kafka's member order
 }
 
 // taskSpan is a subtopology's range of dense task indexes: base + partition, n tasks.
@@ -176,8 +238,47 @@ func (s *stickyState) pickPrev(cands []*aMember, skip *TaskID) *aMember {
 	return best
 }
 
-// stickyAssign is Kafka 4.4's StickyTaskAssignor (fact sheet 5.2) with deterministic tie
-// breaking. subs must be sorted by id; members sorted by id.
+// javaMemberOrder returns the indexes of members (sorted by id) in the order Kafka's assignor
+// iterates GroupSpec.memberIds(): the key set of the new HashMap that TargetAssignmentBuilder
+// fills from the group's members. Ids sharing a hash bucket keep their sorted order (Kafka:
+// the order of its timeline map, not modelled).
+func javaMemberOrder(members []assignMember) []int {
+	order := make([]int, len(members))
+	for i := range order {
+		order[i] = i
+	}
+	return coordinator.JavaHashOrder(order, func(i int) int32 { return coordinator.JavaStringHash(members[i].id) }, coordinator.JavaMapCapacityDefault(len(members)))
+}
+
+// computeIfAbsentCapacity is the table capacity of a `new HashMap<>(initialCapacity)` after
+// one computeIfAbsent call per element of calls, true where the key is new. Unlike put, the
+// call grows the table before it inserts, whenever the size already exceeds the threshold
+// (JDK 17 HashMap.computeIfAbsent), so the capacity can differ from put's
+// (coordinator.JavaMapCapacitySized).
+func computeIfAbsentCapacity(initialCapacity int, calls []bool) int {
+	capacity, threshold, size := 0, 0, 0
+	for _, isNew := range calls {
+		switch {
+		case capacity == 0: // the table is allocated on the first call
+			capacity = 1
+			for capacity < initialCapacity {
+				capacity <<= 1
+			}
+			threshold = int(float32(capacity) * 0.75)
+		case size > threshold:
+			capacity <<= 1
+			threshold = int(float32(capacity) * 0.75)
+		}
+		if isNew {
+			size++
+		}
+	}
+	return capacity
+}
+
+// stickyAssign is Kafka 4.4's StickyTaskAssignor (fact sheet 5.2), giving the assignment
+// Kafka gives (TestAssignorEqualsKafka): ties are broken the way Kafka's collections break
+// them (javaMemberOrder, addMembers, javaPQ). subs must be sorted by id; members sorted by id.
 func stickyAssign(members []assignMember, subs []configuredSubtopology, numStandby int) (map[string]tuple, error) {
 	var s stickyState
 	s.init(members, subs, numStandby)
@@ -235,14 +336,18 @@ func (s *stickyState) init(members []assignMember, subs []configuredSubtopology,
 	}
 }
 
-// addMembers creates the processes (procList sorted by id) and the members; records each
-// task's previous active owner; and ranks each task's candidates (standbyRanked): its
-// previous standby holders first, then by reported offset, descending.
+// addMembers creates the processes and the members in Kafka's iteration orders (see
+// javaOrders); records each task's previous active owner; and ranks each task's candidates
+// (standbyRanked): its previous standby holders first, then by reported offset, descending,
+// each group in member order.
 func (s *stickyState) addMembers(members []assignMember, holders *[][]int32, index func(TaskID) int) {
 	cands := map[TaskID][]standbyCand{}
-	s.members = make([]*aMember, len(members))
-	for i, in := range members {
+	s.members = make([]*aMember, 0, len(members))
+	newProcess := make([]bool, 0, len(members)) // per member: its process is new
+	for _, i := range javaMemberOrder(members) {
+		in := members[i]
 		p := s.procs[in.processID]
+		newProcess = append(newProcess, p == nil)
 		if p == nil {
 			p = &aProc{id: in.processID, num: int32(len(s.procList)), holders: holders, index: index}
 			s.procs[in.processID] = p
@@ -250,7 +355,7 @@ func (s *stickyState) addMembers(members []assignMember, holders *[][]int32, ind
 		}
 		m := &aMember{id: in.id, proc: p}
 		p.members = append(p.members, m)
-		s.members[i] = m
+		s.members = append(s.members, m)
 		for t := range in.active {
 			s.prevActive[t] = m // last member seen wins, as in Kafka
 		}
@@ -264,7 +369,18 @@ func (s *stickyState) addMembers(members []assignMember, holders *[][]int32, ind
 			cands[t] = append(cands[t], standbyCand{m, false, off, len(cands[t])})
 		}
 	}
-	slices.SortFunc(s.procList, func(a, b *aProc) int { return cmp.Compare(a.id, b.id) })
+	// processIdToState is a new HashMap(number of members) filled by computeIfAbsent, one
+	// call per member in member order. computeIfAbsent puts a new key at the head of its
+	// bucket (put appends it), so the processes of one bucket iterate in reverse order of
+	// first appearance; and it grows the table before looking the key up, once the size
+	// exceeds the threshold (put grows it after inserting).
+	// Each ProcessState's memberToTaskCounts is a new HashMap() filled by put in member order.
+	hash := coordinator.JavaStringHash
+	slices.Reverse(s.procList)
+	coordinator.JavaHashOrder(s.procList, func(p *aProc) int32 { return hash(p.id) }, computeIfAbsentCapacity(len(members), newProcess))
+	for _, p := range s.procList {
+		coordinator.JavaHashOrder(p.members, func(m *aMember) int32 { return hash(m.id) }, coordinator.JavaMapCapacityDefault(len(p.members)))
+	}
 	for t, cs := range cands {
 		slices.SortStableFunc(cs, func(a, b standbyCand) int {
 			if a.prevSB != b.prevSB {
@@ -327,54 +443,49 @@ func (s *stickyState) assignActive() error {
 	if len(s.procList) == 0 {
 		return fmt.Errorf("no process available to assign active task %v", s.taskOf[rest2[0]])
 	}
-	h := newProcHeap(s.procList)
+	q := s.procsByLoad()
 	for _, i := range rest2 {
-		p := h.peek()
-		s.addActive(p.leastLoaded(), s.taskOf[i])
-		heap.Fix(h, 0)
+		p, _ := q.poll()
+		t := s.taskOf[i]
+		n := p.addLeastLoaded(t, true)
+		s.afterActive(n)
+		s.afterTotal(n)
+		q.offer(p)
 	}
 	return nil
 }
 
 // assignStandby assigns numStandby standby replicas of every stateful task: sticky first
-// (assignStandbySticky), then the rest to the least-loaded processes that do not hold the
-// task yet.
+// (assignStandbySticky), then, by subtopology and partition descending, each remaining
+// replica to the least-loaded process that does not hold the task yet
+// (assignStandbyToMemberWithLeastLoad: processes are polled until one does not hold it, then
+// offered back in the reverse order, as its recursion does).
 func (s *stickyState) assignStandby() {
 	queue := s.assignStandbySticky()
-	// By subtopology descending, then partition descending.
 	slices.SortFunc(queue, func(a, b queuedStandby) int { return cmp.Compare(b.i, a.i) })
-	h := newProcHeap(s.procList)
-	var popped []*aProc
-	for _, q := range queue {
-		t := s.taskOf[q.i]
-		for r := 0; r < q.left; r++ {
-			if root := h.peek(); !root.has(t) {
-				// Common case: the least-loaded process does not hold the task yet.
-				if m := root.leastLoaded(); m != nil {
-					s.afterTotal(root.add(m, t, false))
-					heap.Fix(h, 0)
+	q := s.procsByLoad()
+	var polled []*aProc
+	for _, qs := range queue {
+		t := s.taskOf[qs.i]
+		for r := 0; r < qs.left; r++ {
+			polled = polled[:0]
+			found := false
+			for {
+				p, ok := q.poll()
+				if !ok {
+					break
 				}
-				continue
-			}
-			popped = popped[:0]
-			var target *aProc
-			for h.Len() > 0 {
-				p := heap.Pop(h).(*aProc)
-				popped = append(popped, p)
+				polled = append(polled, p)
 				if !p.has(t) {
-					target = p
+					s.afterTotal(p.addLeastLoaded(t, false))
+					found = true
 					break
 				}
 			}
-			if target != nil {
-				if m := target.leastLoaded(); m != nil {
-					s.afterTotal(target.add(m, t, false))
-				}
+			for j := len(polled) - 1; j >= 0; j-- {
+				q.offer(polled[j])
 			}
-			for _, p := range popped {
-				heap.Push(h, p)
-			}
-			if target == nil {
+			if !found {
 				break // every process holds the task: not enough capacity
 			}
 		}

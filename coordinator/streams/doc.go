@@ -49,6 +49,14 @@
 //
 // # Conformance
 //
+// TestAssignorEqualsKafka (fixtures/kafka/assignor-diff.sh, in CI) runs Kafka 4.4's own
+// StickyTaskAssignor (kafka-group-coordinator jar) and coordlog's on 1000 random groups
+// (processes of several members, racks, 1-12 subtopologies, standby replicas, previous
+// assignments with warm-ups and tasks the topology no longer has, reported task offsets) and
+// requires identical assignments. fixtures' TestConformanceStreamsRequests replays every
+// StreamsGroupHeartbeat of a real broker's request log (fixtures/real/requests-streams, and a
+// fresh recording in CI) and requires Kafka's response and records for each.
+//
 // TestConformanceRealStreamsRecording drives the coordinator with the heartbeats behind
 // fixtures/real/streams (a real Kafka 4.4.0 broker: join while internal topics are missing,
 // topics created, a second instance with a standby, in-place active-to-standby change, leave)
@@ -62,12 +70,15 @@
 //
 // # Differences from Kafka 4.4 (all deliberate, each one tested or documented here)
 //
-//   - Tie breaking: where Kafka iterates a HashMap or a PriorityQueue with equal keys,
-//     coordlog uses sorted order (member id, process id, topic name): the sticky assignor's
-//     least-loaded process and member, the order of record 21s (sorted by member id), the
-//     list of missing internal topics (sorted by name; Kafka: hash order), the order of
-//     PartitionsByUserEndpoint entries (by member id) and their topics (by name), the first
-//     fixed repartition topic in copartition enforcement.
+//   - Tie breaking outside the assignor: where Kafka iterates a HashMap with equal keys,
+//     coordlog uses sorted order (member id, topic name): the order of record 21s (sorted by
+//     member id), the list of missing internal topics (sorted by name; Kafka: hash order),
+//     the order of PartitionsByUserEndpoint entries (by member id) and their topics (by
+//     name), the first fixed repartition topic in copartition enforcement. The sticky
+//     assignor breaks its ties as Kafka's collections do (assignor.go: the HashMap
+//     iteration orders of its members, processes and each process's members, and
+//     java.util.PriorityQueue's sift rules); only members whose ids share a hash bucket are
+//     taken in id order (Kafka: the order of its timeline map).
 //   - Timers are deadlines in Soft, fired by Tick. If a heartbeat arrives after the initial
 //     rebalance delay expired but before the caller ran Tick, the heartbeat computes the
 //     target itself (Kafka's timer would have written it in its own batch just before).

@@ -68,16 +68,59 @@
 // # Publishing (Job, Replace, Recover)
 //
 // A Job writes the compacted log in the input's format (Kafka segments, or a Pebble log) into
-// <destination>.compact-new, syncs it, has it proven by a VerifyFunc (replay/audit's
-// CompactionProof replays the original and the compacted log and compares the states), writes
-// a manifest (coordlog-compact.json: input fingerprint, options, statistics) and only then
-// publishes it: one rename to the new output path, or, in place, Replace: a marker file
-// (<target>.compact-swap, naming the staged directory and its inode) made durable first, then an
-// atomic RENAME_EXCHANGE of the staged and target directories (two renames where the
-// filesystem lacks it), then the old directory moved to <target>.compact-old and removed.
-// Recover (run by every in-place job first) completes a swap from any point: the marker is
-// only written after the proof, so rolling forward is always safe, and without a marker the
-// target was never touched. A re-run with --out finds the manifest and does nothing.
+// a staging directory of its own beside the destination, <destination>.compact-new-<pid>-<random>,
+// syncs it, has it proven by a VerifyFunc (replay/audit's CompactionProof replays the original
+// and the compacted log and compares the states), writes a manifest (coordlog-compact.json:
+// input fingerprint, options, statistics) and only then publishes it: one rename to the new
+// output path (RENAME_NOREPLACE: never over a directory that appeared meanwhile), or, in
+// place, Replace: a marker file (<target>.compact-swap, naming the target, the staged
+// directory and the backup by absolute paths, and the staged directory's inode) made durable
+// first, then an atomic RENAME_EXCHANGE of the staged and target directories (two renames
+// where the filesystem lacks it), then the old directory moved to <target>.compact-old and
+// removed. Recover (run by every in-place job first) completes a swap from any point: the
+// marker is only written after the proof, so rolling forward is always safe, and without a
+// marker the target was never touched. Once the marker is written the staged directory
+// belongs to the swap: an error after it leaves both for the next run to complete. A marker of
+// an older coordlog, whose paths were relative to the directory it ran in, is placed from its
+// own location (the target is the marker's path less .compact-swap); one that climbs (..) is
+// refused with what to do. A directory made at the target while the fallback had the original
+// aside is removed by recovery when it is empty (a writer about to create a database there),
+// and stops it with what to do otherwise. A re-run with --out finds the manifest and does
+// nothing. Staged and target must be on one file system (checked before the marker).
+//
+// # Writers never race (eventlog/lock)
+//
+// A job (not a dry run) first takes the lock of everything it writes or reads to write: the
+// input (a database's <db>/coordlog.lock; a segment directory's lock beside it), each
+// __consumer_offsets-N directory of a log directory, and the destination (beside the output,
+// or beside the input in place). A second writer is refused with the holder's command, pid,
+// host and start time. The destination's lock guards its staging names: the run that holds it
+// knows that every <destination>.compact-new* (and the shared <destination>.compact-new of an
+// older coordlog) was left by a dead run, and removes it after finishing any interrupted swap.
+// So two runs never stage into one directory, and no run publishes what it did not prove. A
+// database compacted in place stays locked across its swap: its staged replacement gets a
+// hard link to the held lock file before the exchange (lock.LinkInto), and during the
+// fallback's window, in which the database is missing, the destination's lock keeps a writer
+// from creating it afresh (lock.Database). A --out job refuses an input whose in-place
+// compaction was interrupted; other writers (replay import, snapshot create, simulate) call
+// Pending before and after taking their lock, which names a compaction still running and
+// says to finish one that was interrupted. A log directory's job also locks a partition
+// directory that an interrupted swap left missing (only its marker remains).
+//
+// Links are followed: a partition directory or database reached through a symbolic link is
+// compacted where it really is (staged beside it, on its file system), and the link stays.
+//
+// # A database's snapshots
+//
+// A snapshot of the original at offset N plus the compacted log after N is not in general the
+// compacted log's state: a tombstone after N that the cleaner removed (its horizon passed)
+// leaves the key it deleted alive in the snapshot; a marker removed as empty leaves pending
+// offsets pending. So a compacted database never inherits the original's snapshots. The
+// command's SnapshotFunc (replay/recovery's CompactedSnapshots) replays the compacted log once
+// more and writes a snapshot of its end into the staged database, before it is published, for
+// each partition that had snapshots; Result.Snapshots (printed on stderr and in the summary)
+// says how many of the original's were left and where they are: with the original (--out), in
+// the backup (--in-place --keep-backup), or gone with the original log (--in-place).
 //
 // Segment output keeps partition.metadata and leader-epoch-checkpoint; offset, time and
 // transaction indexes and producer snapshots are left for Kafka to rebuild, since they

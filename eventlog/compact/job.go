@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"time"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
+	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
 )
@@ -39,9 +39,26 @@ type Job struct {
 	DryRun       bool
 	Verify       VerifyFunc
 	KeepBackup   bool
+	// Snapshot, for a database, writes snapshots of the compacted log into it before it is
+	// published (the original's snapshots are not carried over: see SnapshotFunc). nil: the
+	// compacted database has none.
+	Snapshot SnapshotFunc
+	// Command is what the job's lock files say holds them (default "compact --in-place" or
+	// "compact --out").
+	Command string
 	// Log receives progress lines (nil: none).
 	Log func(format string, args ...any)
 }
+
+// SnapshotFunc writes snapshots of a compacted database, staged (not yet published; its log
+// is compacted, open), for the partitions parts of original, the database it was compacted
+// from. It returns how many snapshot files original holds and a line for each snapshot
+// written (printed after "snapshots: "). It lives outside this package for the reason VerifyFunc does.
+//
+// A snapshot of the original at offset N plus the compacted log after N is not in general
+// the compacted log's state (a tombstone after N that the cleaner removed leaves the key it
+// deleted alive in the snapshot), so the original's snapshots are never copied.
+type SnapshotFunc func(ctx context.Context, original, staged string, compacted eventlog.Source, parts []int32) (originals int, written []string, err error)
 
 // Result is what a job did.
 type Result struct {
@@ -51,6 +68,9 @@ type Result struct {
 	Report     *eventlog.Report // segment inputs: warnings and (forensic) problems
 	Published  string           // where the compacted log is now ("" for a dry run)
 	Already    bool             // Output already held this job's result: nothing done
+	// Snapshots says, for a database, what became of the original's snapshots and which
+	// snapshots the compacted log has (lines to print after "snapshots: ").
+	Snapshots []string
 }
 
 // Manifest is written into the compacted log (ManifestName) before it is published, so that a
@@ -119,16 +139,19 @@ func fingerprint(in *input.Input, parts []int32) ([]string, error) {
 }
 
 // Run runs the job. In strict mode a damaged input stops it with the *eventlog.Problem and
-// nothing is published; a failed proof stops it the same way.
+// nothing is published; a failed proof stops it the same way. Except for a dry run, it first
+// takes the locks of everything it writes (lock.BusyError when another writer holds one).
 func (j *Job) Run(ctx context.Context) (*Result, error) {
 	if err := j.check(); err != nil {
 		return nil, err
 	}
-	if j.InPlace {
-		if done, err := j.recoverInPlace(); err != nil {
+	var r *jobRun
+	if !j.DryRun {
+		var err error
+		r, err = j.start()
+		defer r.release()
+		if err != nil {
 			return nil, err
-		} else if done {
-			j.logf("finished an interrupted swap of %s", j.Input)
 		}
 	}
 	in, err := input.Open(j.Input, j.Mode)
@@ -144,20 +167,20 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	if in.Segments != nil {
 		res.Report = in.Segments.Report()
 	}
+	if j.DryRun {
+		return res, j.dryRun(ctx, in, res)
+	}
 	fp, err := fingerprint(in, parts)
 	if err != nil {
 		return nil, err
 	}
-	if !j.DryRun && !j.InPlace {
+	if !j.InPlace {
 		if done, err := j.alreadyDone(fp); err != nil || done {
 			res.Already, res.Published = done, j.Output
 			return res, err
 		}
 	}
-	if j.DryRun {
-		return res, j.dryRun(ctx, in, res)
-	}
-	return res, j.compactProveAndPublish(ctx, in, fp, res)
+	return res, r.compactProveAndPublish(ctx, in, fp, res)
 }
 
 // check validates the job's settings.
@@ -187,16 +210,13 @@ func (j *Job) dryRun(ctx context.Context, in *input.Input, res *Result) error {
 	return nil
 }
 
-// compactProveAndPublish writes the compacted log to a staging directory next to where the
-// result goes (so that the final rename stays on one filesystem), proves it, and publishes
-// it. Until it is published, the staging directory is removed on every return.
-func (j *Job) compactProveAndPublish(ctx context.Context, in *input.Input, fp []string, res *Result) error {
-	final := j.Output
-	if j.InPlace {
-		final = j.Input
-	}
-	staged := filepath.Clean(final) + ".compact-new"
-	if err := os.RemoveAll(staged); err != nil { // an abandoned, unverified attempt
+// compactProveAndPublish writes the compacted log to a staging directory of its own next to
+// where the result goes (so that the final rename stays on one filesystem), proves it, and
+// publishes it. Until it is published, the staging directory is removed on every return.
+func (r *jobRun) compactProveAndPublish(ctx context.Context, in *input.Input, fp []string, res *Result) error {
+	j := r.Job
+	staged, err := stagingDir(r.final)
+	if err != nil {
 		return err
 	}
 	published := false
@@ -207,7 +227,6 @@ func (j *Job) compactProveAndPublish(ctx context.Context, in *input.Input, fp []
 	}()
 	var out *pebblelog.Log
 	if in.DB != nil {
-		var err error
 		if out, err = pebblelog.Open(staged, nil); err != nil {
 			return err
 		}
@@ -239,6 +258,9 @@ func (j *Job) compactProveAndPublish(ctx context.Context, in *input.Input, fp []
 	}
 	j.logf("proof passed (%s)", time.Since(vstart).Round(time.Millisecond))
 	if out != nil {
+		if err := r.snapshots(ctx, staged, out, res); err != nil {
+			return err
+		}
 		if err := out.Close(); err != nil {
 			return err
 		}
@@ -253,9 +275,35 @@ func (j *Job) compactProveAndPublish(ctx context.Context, in *input.Input, fp []
 		return err
 	}
 	in.Close()
-	var err error
-	published, err = j.publish(in, staged, res)
+	published, err = r.publish(in, staged, res)
 	return err
+}
+
+// snapshots has the compacted database staged get snapshots of its own (Job.Snapshot) and
+// says what became of the original's.
+func (r *jobRun) snapshots(ctx context.Context, staged string, out *pebblelog.Log, res *Result) error {
+	j := r.Job
+	if j.Snapshot == nil {
+		return nil
+	}
+	originals, written, err := j.Snapshot(ctx, r.input, staged, out, res.Partitions)
+	if err != nil {
+		return fmt.Errorf("snapshot the compacted log: %w", err)
+	}
+	if originals > 0 {
+		fate := "they stay with the original in " + j.Input
+		if j.InPlace && j.KeepBackup {
+			fate = "they stay in the backup " + BackupPath(r.final)
+		} else if j.InPlace {
+			fate = "they are removed with it (--keep-backup keeps them)"
+		}
+		res.Snapshots = append(res.Snapshots, fmt.Sprintf("%d of the original log, not valid for the compacted log", originals), fate)
+	}
+	res.Snapshots = append(res.Snapshots, written...)
+	for _, line := range res.Snapshots {
+		j.logf("snapshots: %s", line)
+	}
+	return nil
 }
 
 // writeStaged compacts every partition of in into staged: into out when the input is a
@@ -294,28 +342,51 @@ func (j *Job) writeStaged(ctx context.Context, in *input.Input, staged string, o
 // swapped with the input (a database or partition directory at once, a log directory one
 // partition at a time). published says the staging directory is no longer the caller's to
 // remove.
-func (j *Job) publish(in *input.Input, staged string, res *Result) (published bool, err error) {
+func (r *jobRun) publish(in *input.Input, staged string, res *Result) (published bool, err error) {
+	j := r.Job
 	if !j.InPlace {
-		if err := os.Rename(staged, j.Output); err != nil {
+		if err := renameNoReplace(staged, r.final); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return false, fmt.Errorf("%s appeared while the compaction ran: refusing to overwrite it", j.Output)
+			}
 			return false, err
 		}
 		res.Published = j.Output
-		return true, syncDir(filepath.Dir(filepath.Clean(j.Output)))
+		return true, syncDir(filepath.Dir(r.final))
 	}
-	if in.DB != nil || in.Kind == input.PartitionDir {
-		src := staged
-		if in.Kind == input.PartitionDir {
-			src = filepath.Join(staged, PartitionDir(res.Partitions[0]))
-		}
-		if err := Replace(j.Input, src, j.KeepBackup); err != nil {
-			return false, err
-		}
-	} else {
-		// A log directory: each __consumer_offsets-N directory is swapped on its own.
+	type swap struct{ target, staged string }
+	var swaps []swap
+	switch {
+	case in.DB != nil:
+		swaps = []swap{{r.final, staged}}
+	case in.Kind == input.PartitionDir:
+		swaps = []swap{{r.final, filepath.Join(staged, PartitionDir(res.Partitions[0]))}}
+	default:
+		// A log directory: each __consumer_offsets-N directory is swapped on its own, where
+		// it really is.
 		for _, p := range res.Partitions {
-			if err := Replace(filepath.Join(j.Input, PartitionDir(p)), filepath.Join(staged, PartitionDir(p)), j.KeepBackup); err != nil {
+			target, err := lock.Resolve(filepath.Join(r.final, PartitionDir(p)))
+			if err != nil {
 				return false, err
 			}
+			swaps = append(swaps, swap{target, filepath.Join(staged, PartitionDir(p))})
+		}
+	}
+	for _, s := range swaps { // before the first swap: all or none
+		if err := sameFileSystem(s.target, s.staged); err != nil {
+			return false, err
+		}
+	}
+	for _, s := range swaps {
+		committed, err := replace(s.target, s.staged, j.KeepBackup, r.beforeSwap)
+		published = published || committed
+		if err != nil && committed {
+			// A swap that wrote its marker is the next run's to complete (Recover), and
+			// the staged directory with it.
+			return true, fmt.Errorf("%w (the compacted log is proven: run the compaction again to finish the swap)", err)
+		}
+		if err != nil {
+			return published, err
 		}
 	}
 	// The staged root now holds only the manifest (segments) or nothing.
@@ -324,37 +395,6 @@ func (j *Job) publish(in *input.Input, staged string, res *Result) (published bo
 	}
 	res.Published = j.Input
 	return true, nil
-}
-
-// recoverInPlace completes interrupted swaps of the input (the Pebble log or partition
-// directory itself, or each partition directory of a log directory).
-func (j *Job) recoverInPlace() (bool, error) {
-	targets := []string{j.Input}
-	ents, _ := os.ReadDir(j.Input)
-	for _, e := range ents {
-		if m := offsetsDirRE.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
-			targets = append(targets, filepath.Join(j.Input, e.Name()))
-		}
-	}
-	// A partition directory moved aside by the fallback swap has no entry left: look for
-	// markers too.
-	marks, _ := filepath.Glob(filepath.Join(j.Input, "*.compact-swap"))
-	for _, m := range marks {
-		targets = append(targets, m[:len(m)-len(".compact-swap")])
-	}
-	sort.Strings(targets)
-	any := false
-	for i, t := range targets {
-		if i > 0 && t == targets[i-1] {
-			continue
-		}
-		done, err := Recover(t)
-		if err != nil {
-			return any, err
-		}
-		any = any || done
-	}
-	return any, nil
 }
 
 var offsetsDirRE = regexp.MustCompile(`^__consumer_offsets-\d+$`)

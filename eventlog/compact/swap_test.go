@@ -127,3 +127,43 @@ func TestExchangeIsAtomicHere(t *testing.T) {
 	assert.Equal(t, "B", content(t, a))
 	assert.Equal(t, "A", content(t, b))
 }
+
+// TestSwapRecoversOverEmptyTarget: the fallback was interrupted with the old directory moved
+// aside, and an empty directory was made at the target since (a writer about to create a
+// database there): recovery removes it and completes the swap. One that holds anything is
+// left alone, and recovery fails.
+func TestSwapRecoversOverEmptyTarget(t *testing.T) {
+	for _, empty := range []bool{true, false} {
+		dir := t.TempDir()
+		target, staged := filepath.Join(dir, "log"), filepath.Join(dir, "log.compact-new-1")
+		mkdir(t, target, "old")
+		mkdir(t, staged, "new")
+		useFallback = true
+		crashHook = func(s string) error {
+			if s == "aside" {
+				return errCrash
+			}
+			return nil
+		}
+		_, err := replace(target, staged, false, nil)
+		useFallback, crashHook = false, nil
+		require.ErrorIs(t, err, errCrash)
+		require.NoError(t, os.Mkdir(target, 0o755))
+		if !empty {
+			mkdir(t, target, "someone else's")
+		}
+		did, err := Recover(target)
+		if !empty {
+			require.ErrorContains(t, err, "move it away and run again")
+			assert.Equal(t, "someone else's", content(t, target))
+			assert.Equal(t, "old", content(t, BackupPath(target)))
+			assert.Equal(t, "new", content(t, staged))
+			continue
+		}
+		require.NoError(t, err)
+		assert.True(t, did)
+		assert.Equal(t, "new", content(t, target))
+		assert.NoDirExists(t, BackupPath(target))
+		assert.NoFileExists(t, MarkerPath(target))
+	}
+}

@@ -39,12 +39,28 @@ type Entry struct {
 	ControlErr error
 }
 
+// Printer prints batches: a batch's header (nothing in JSON lines), then its records in as
+// many calls as the caller likes, so that a batch of millions of records is printed a chunk
+// at a time (ChunkRecords) in bounded memory.
+type Printer interface {
+	BatchHeader(b *eventlog.Batch) error
+	Records(b *eventlog.Batch, entries []Entry) error
+}
+
+// ChunkRecords is how many records a caller decodes and prints at a time.
+const ChunkRecords = 4096
+
 // DecodeBatch decodes every record of b into dst (reused) and returns it. Decoded values alias
 // b's buffers when d.NoCopy is set.
 func DecodeBatch(d recordcodec.Decoder, b *eventlog.Batch, dst []Entry) []Entry {
+	return DecodeRecords(d, b, b.Records, dst)
+}
+
+// DecodeRecords decodes recs, records of b (a chunk of b.Records), into dst (reused).
+func DecodeRecords(d recordcodec.Decoder, b *eventlog.Batch, recs []eventlog.Record, dst []Entry) []Entry {
 	dst = dst[:0]
-	for i := range b.Records {
-		r := &b.Records[i]
+	for i := range recs {
+		r := &recs[i]
 		e := Entry{Record: r}
 		if b.Attributes.Control() {
 			e.Control, e.ControlErr = recordcodec.DecodeControlKey(r.Key)
@@ -146,6 +162,25 @@ func (p *TextPrinter) announce(file string) {
 // Batch prints b's header line and the lines of the given entries (all of b's records, or a
 // filtered subset).
 func (p *TextPrinter) Batch(b *eventlog.Batch, entries []Entry) error {
+	if err := p.BatchHeader(b); err != nil {
+		return err
+	}
+	return p.Records(b, entries)
+}
+
+// Records prints the lines of entries, records of b whose header was printed.
+func (p *TextPrinter) Records(b *eventlog.Batch, entries []Entry) error {
+	l := p.line[:0]
+	for i := range entries {
+		l = p.appendRecord(l, b, &entries[i])
+	}
+	p.line = l
+	_, err := p.W.Write(l)
+	return err
+}
+
+// BatchHeader prints b's header line (and the "Dumping" lines of a new file).
+func (p *TextPrinter) BatchHeader(b *eventlog.Batch) error {
 	p.line = p.line[:0]
 	p.header(b)
 	l := p.line
@@ -173,9 +208,6 @@ func (p *TextPrinter) Batch(b *eventlog.Batch, entries []Entry) error {
 	}
 	l = fmt.Appendf(l, " position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: true\n",
 		b.Origin.Pos, timestampLabel(b), b.MaxTimestamp, b.Origin.Size, b.Magic, b.Attributes.Codec(), b.CRC)
-	for i := range entries {
-		l = p.appendRecord(l, b, &entries[i])
-	}
 	p.line = l
 	_, err := p.W.Write(l)
 	return err

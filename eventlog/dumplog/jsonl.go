@@ -40,7 +40,13 @@ type JSONLPrinter struct {
 }
 
 // Batch prints the given entries of b.
-func (p *JSONLPrinter) Batch(b *eventlog.Batch, entries []Entry) error {
+func (p *JSONLPrinter) Batch(b *eventlog.Batch, entries []Entry) error { return p.Records(b, entries) }
+
+// BatchHeader prints nothing: every line carries its batch.
+func (p *JSONLPrinter) BatchHeader(*eventlog.Batch) error { return nil }
+
+// Records prints the given entries of b.
+func (p *JSONLPrinter) Records(b *eventlog.Batch, entries []Entry) error {
 	l := p.line[:0]
 	for i := range entries {
 		l = appendJSONL(l, b, &entries[i])

@@ -8,10 +8,14 @@
 //
 // A directory is a coordlog database when it holds Pebble's CURRENT file or a MANIFEST-N file
 // (IsDatabase). Otherwise it is read as Kafka segments (segment.Open): a partition directory
-// when it holds segment files itself, else a log directory whose __consumer_offsets-N
-// subdirectories are the partitions. A file ending in .log is one segment (segment.OpenFile),
-// as kafka-dump-log --files takes it. Anything else (another file, a directory with neither, a
-// partition directory of another topic) is an error that says what to give instead.
+// when it holds segment files (or a log cleaner's leftovers) itself, else a log directory whose
+// __consumer_offsets-N subdirectories (symbolic links to directories included, followed and
+// reported) are the partitions; a `__consumer_offsets-N` whose N does not fit a partition
+// number is reported and skipped. `.` and `..` are resolved to their names, so that a command
+// run inside a partition directory knows its partition. A regular file ending in .log is one
+// segment (segment.OpenFile), as kafka-dump-log --files takes it. Anything else (another file,
+// a named pipe or device, which is never opened, a directory with neither, a partition
+// directory of another topic) is an error that says what to give instead.
 package input
 
 import (
@@ -105,18 +109,42 @@ func IsDatabase(dir string) bool {
 	return false
 }
 
+// Options configure how segments are read (a database holds only what an import checked).
+type Options struct {
+	// Mode is strict (the first damaged batch is an error) or forensic (it is skipped and
+	// reported).
+	Mode eventlog.Mode
+	// MaxBatchMemory bounds the memory of one decoded batch (segment.Options.MaxBatchMemory;
+	// 0: segment.DefaultMaxBatchMemory).
+	MaxBatchMemory int
+	// KeepAllProblems keeps every problem of the report in full, for a verbose listing.
+	KeepAllProblems bool
+}
+
+func (o Options) segments() segment.Options {
+	return segment.Options{Mode: o.Mode, MaxBatchMemory: o.MaxBatchMemory, KeepAllProblems: o.KeepAllProblems}
+}
+
 // Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
 // (strict: the first damaged batch is an error; forensic: it is skipped and reported).
 func Open(path string, mode eventlog.Mode) (*Input, error) {
+	return OpenWith(path, Options{Mode: mode})
+}
+
+// OpenWith is Open with every reading option.
+func OpenWith(path string, opts Options) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file or a directory: not opened (a named pipe or a device would block or never end); give a __consumer_offsets-N directory, a log directory, a coordlog database or one .log segment file", path)
+		}
 		if !strings.HasSuffix(path, ".log") {
 			return nil, fmt.Errorf("%s is not a directory: give a __consumer_offsets-N directory, a log directory, a coordlog database or one .log segment file", path)
 		}
-		r, err := segment.OpenFile(path, segment.Options{Mode: mode})
+		r, err := segment.OpenFile(path, opts.segments())
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +157,7 @@ func Open(path string, mode eventlog.Mode) (*Input, error) {
 		}
 		return &Input{Source: l, Path: path, Kind: Database, DB: l}, nil
 	}
-	r, err := segment.Open(path, segment.Options{Mode: mode})
+	r, err := segment.Open(path, opts.segments())
 	if err != nil {
 		return nil, err
 	}

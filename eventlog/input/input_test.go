@@ -3,8 +3,11 @@ package input
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -118,4 +121,83 @@ func TestOpenEdgeCases(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(onlyLogs, "server.log"), nil, 0o644))
 	_, err = Open(onlyLogs, eventlog.Strict)
 	require.ErrorContains(t, err, "its .log files (server.log) are not segments")
+}
+
+// The input-detection defects of issue 13 (item 12): `describe .` inside a partition directory
+// failed; a named pipe named like a segment hung the reader; a __consumer_offsets-N whose N
+// does not fit a partition number aborted the whole log directory; symbolic links to partition
+// directories were not followed.
+func TestOpenHostileDirectories(t *testing.T) {
+	root := t.TempDir()
+	part := filepath.Join(root, "__consumer_offsets-4")
+	copyPartition(t, "classic", part)
+
+	t.Run("dot-inside-a-partition-directory", func(t *testing.T) {
+		t.Chdir(part)
+		in, err := Open(".", eventlog.Strict)
+		require.NoError(t, err)
+		require.Equal(t, PartitionDir, in.Kind)
+		ps, _ := in.Partitions()
+		require.Equal(t, []int32{4}, ps)
+		in, err = Open("00000000000000000000.log", eventlog.Strict)
+		require.NoError(t, err)
+		ps, _ = in.Partitions()
+		require.Equal(t, []int32{4}, ps, "a segment file named from inside its directory")
+		require.Empty(t, in.Report().Warnings())
+	})
+
+	t.Run("named-pipe", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "__consumer_offsets-0")
+		copyPartition(t, "classic", dir)
+		fifo := filepath.Join(dir, "00000000000000099999.log")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, err := Open(fifo, eventlog.Strict)
+			assert.ErrorContains(t, err, "is not a regular file or a directory: not opened")
+			in, err := Open(dir, eventlog.Strict)
+			if !assert.NoError(t, err) {
+				return
+			}
+			first, next, err := in.Offsets(0)
+			assert.NoError(t, err)
+			assert.Equal(t, []int64{0, 37}, []int64{first, next})
+			assert.Equal(t, []string{fifo + ": not a regular file (a named pipe): not opened, ignored (Kafka's log loader skips it too)"}, in.Report().Warnings())
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			f, _ := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0) // unblock a reader
+			if f != nil {
+				f.Close()
+			}
+			t.Fatal("opening a directory holding a named pipe blocked")
+		}
+	})
+
+	t.Run("log-directory", func(t *testing.T) {
+		logDir := filepath.Join(t.TempDir(), "kafka-logs")
+		copyPartition(t, "classic", filepath.Join(logDir, "__consumer_offsets-1"))
+		copyPartition(t, "consumer", filepath.Join(logDir, "__consumer_offsets-99999999999"))
+		elsewhere := filepath.Join(t.TempDir(), "moved", "__consumer_offsets-7")
+		copyPartition(t, "consumer", elsewhere)
+		link := filepath.Join(logDir, "__consumer_offsets-7")
+		require.NoError(t, os.Symlink(elsewhere, link))
+		require.NoError(t, os.Symlink(filepath.Join(logDir, "nowhere"), filepath.Join(logDir, "__consumer_offsets-8")))
+
+		in, err := Open(logDir, eventlog.Strict)
+		require.NoError(t, err)
+		require.Equal(t, LogDir, in.Kind)
+		ps, _ := in.Partitions()
+		require.Equal(t, []int32{1, 7}, ps)
+		require.Equal(t, []string{
+			filepath.Join(logDir, "__consumer_offsets-7") + ": a symbolic link to " + elsewhere + ", followed",
+			filepath.Join(logDir, "__consumer_offsets-8") + ": a symbolic link that cannot be followed (stat " + filepath.Join(logDir, "__consumer_offsets-8") + ": no such file or directory), ignored",
+			filepath.Join(logDir, "__consumer_offsets-99999999999") + ": partition number 99999999999 does not fit Kafka's 32-bit partition numbers: not a partition directory, skipped",
+		}, in.Report().Warnings())
+		first, next, err := in.Offsets(7)
+		require.NoError(t, err)
+		require.Less(t, first, next, "the linked partition is read")
+	})
 }

@@ -25,11 +25,14 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 // decompressor holds reusable decoder state; one per iterator (not safe for concurrent use).
 type decompressor struct {
-	limit int
-	out   []byte // reused output buffer: the decompressed payload aliases it until the next call
-	gz    *gzip.Reader
-	zs    *zstd.Decoder
-	br    bytes.Reader
+	// limit bounds the output of the next decompress call; maxMemory bounds every call (the
+	// zstd decoder's window is sized by it once).
+	limit     int
+	maxMemory int
+	out       []byte // reused output buffer: the decompressed payload aliases it until the next call
+	gz        *gzip.Reader
+	zs        *zstd.Decoder
+	br        bytes.Reader
 }
 
 func (d *decompressor) close() {
@@ -231,7 +234,7 @@ func (d *decompressor) unlz4(src []byte) ([]byte, error) {
 
 func (d *decompressor) unzstd(src []byte) ([]byte, error) {
 	if d.zs == nil {
-		zs, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.limit)), zstd.WithDecoderLowmem(true))
+		zs, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.maxMemory)), zstd.WithDecoderLowmem(true))
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +246,9 @@ func (d *decompressor) unzstd(src []byte) ([]byte, error) {
 			return nil, errTooLarge
 		}
 		return nil, err
+	}
+	if len(out) > d.limit {
+		return nil, errTooLarge
 	}
 	return out, nil
 }

@@ -29,7 +29,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, mode := range []eventlog.Mode{eventlog.Strict, eventlog.Forensic} {
-			r, err := segment.Open(dir, segment.Options{Mode: mode, MaxBatchBytes: 1 << 20, MaxDecompressedBytes: 1 << 20})
+			r, err := segment.Open(dir, segment.Options{Mode: mode, MaxBatchBytes: 1 << 20, MaxBatchMemory: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,9 +2,11 @@ package segment
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 
 	"github.com/coordlog/coordlog/eventlog"
 )
@@ -71,10 +73,23 @@ func (it *iter) Next() bool {
 			it.fi++
 			continue
 		}
+		if zero, err := it.zeroTail(it.pos); err != nil {
+			it.err = err
+			return false
+		} else if zero {
+			it.pos = it.w.size
+			continue
+		}
 		size, b, err := it.decodeAt(it.pos)
 		if err != nil { // I/O error, not damage: never skipped
 			it.err = err
 			return false
+		}
+		if fileBase := it.files[it.fi].base; b == nil && it.batch.LastOffset < fileBase {
+			b = &bad{kind: eventlog.KindBelowBase, offset: it.batch.BaseOffset, trusted: true, size: size,
+				declared: int64(it.batch.NumRecords),
+				detail: fmt.Sprintf("batch [%d..%d] lies below the file's base offset %d (its name): the segment files were renamed or mixed up, and Kafka's log recovery rejects such a segment; "+
+					"rename the file after its first batch's offset", it.batch.BaseOffset, it.batch.LastOffset, fileBase)}
 		}
 		if b == nil && it.batch.LastOffset < it.prevNext && !it.fileAccepted {
 			p := &eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: it.part, File: it.files[it.fi].path, Pos: it.pos, Offset: it.batch.BaseOffset,
@@ -175,6 +190,52 @@ func (it *iter) scan(start int64) (int64, error) {
 	return size, nil
 }
 
+// zeroTail reports whether the bytes from pos to the end of the file are all zero and there
+// are enough of them to be no batch: the unwritten end of a preallocated segment. Kafka
+// preallocates segment files when log.preallocate is set and trims them when a segment is
+// closed; after an unclean stop the active segment keeps its zero tail, which Kafka's reader
+// meets as a "record size 0" entry and its log recovery (LogSegment.recover) truncates. The
+// reader says so once per file (a warning, not damage) and ends the file there. Zero bytes
+// followed by anything else are damage like any other garbage.
+func (it *iter) zeroTail(pos int64) (bool, error) {
+	const header = 17 // offset, length and the bytes up to the magic
+	if it.w.size-pos < header {
+		return false, nil
+	}
+	// The header first (a batch's is never all zero), from the window as decodeAt reads it.
+	h, err := it.w.at(pos, header)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range h {
+		if c != 0 {
+			return false, nil
+		}
+	}
+	for q := pos; q < it.w.size; {
+		n := int(min(int64(windowSize), it.w.size-q))
+		chunk, err := it.w.at(q, n)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range chunk {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		if q == pos && it.headersOnly {
+			break // probes only need to know no batch starts here
+		}
+		q += int64(n)
+	}
+	if it.reader != nil {
+		f := it.files[it.fi].path
+		it.reader.warnOnce(f+"#zero-tail", "%s: %d zero bytes from byte %d to the end: the unwritten tail of a preallocated segment (log.preallocate; Kafka's log recovery truncates it), ignored",
+			f, it.w.size-pos, pos)
+	}
+	return true, nil
+}
+
 // decodeAt decodes the batch at pos into it.batch. It returns the batch's size on disk, or a
 // *bad describing damage, or an I/O error.
 func (it *iter) decodeAt(pos int64) (int64, *bad, error) {
@@ -190,6 +251,10 @@ func (it *iter) decodeAt(pos int64) (int64, *bad, error) {
 	baseOffset := int64(binary.BigEndian.Uint64(h))
 	length := int64(int32(binary.BigEndian.Uint32(h[8:])))
 	magic := h[16]
+	if baseOffset == 0 && length == 0 && magic == 0 {
+		return 0, &bad{kind: eventlog.KindBadLength, offset: -1, declared: -1,
+			detail: "zero bytes where a batch should start, and other bytes after them (so not the zero tail of a preallocated segment)"}, nil
+	}
 	switch magic {
 	case 2:
 		return it.decodeV2(pos, remaining, h, baseOffset, length)
@@ -259,13 +324,48 @@ func (it *iter) decodeV2(pos, remaining int64, h []byte, baseOffset, length int6
 	if declared == 0 && codec != eventlog.CodecNone {
 		return size, nil, nil // a header-only batch; its payload, if any, is an empty compressed stream
 	}
+	// Memory: the records' structs are reserved from the declared count before anything is
+	// decompressed or allocated, the payload may take the rest, and the count is checked
+	// against the bytes that hold the records before the structs are allocated.
+	budget := int64(it.opts.MaxBatchMemory)
+	recordMem := declared * eventlog.RecordMemory
+	if recordMem > budget {
+		return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its %d declared records take %s as decoded records", declared, mib(recordMem))))
+	}
 	if codec != eventlog.CodecNone {
-		if payload, err = it.dec.decompress(codec, payload); err != nil {
+		it.dec.limit = int(budget - recordMem)
+		if payload, err = it.dec.decompress(codec, payload); errors.Is(err, errTooLarge) {
+			return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its %d records take %s and its %s payload decompresses past the %s left",
+				declared, mib(recordMem), codec, mib(budget-recordMem))))
+		} else if err != nil {
 			return trusted(eventlog.KindDecompress, "%v", err)
 		}
 	}
-	if b.Records, err = eventlog.DecodeRecordsV2(b.Records, payload, int(declared), baseOffset, b.BaseTimestamp); err != nil {
+	if most := int64(len(payload)) / eventlog.MinRecordSizeV2; declared > most {
+		return trusted(eventlog.KindBadRecord, "the header declares %d records, but the %d bytes of records hold at most %d (%d bytes each at least)",
+			declared, len(payload), most, eventlog.MinRecordSizeV2)
+	}
+	b.Records = slices.Grow(b.Records[:0], int(declared))
+	maxHeaders := (budget - recordMem - int64(len(payload))) / eventlog.HeaderMemory
+	if b.Records, err = eventlog.DecodeRecordsV2Bounded(b.Records, payload, int(declared), baseOffset, b.BaseTimestamp, int(maxHeaders)); errors.Is(err, eventlog.ErrTooManyHeaders) {
+		return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(err.Error()))
+	} else if err != nil {
 		return trusted(eventlog.KindBadRecord, "%v", err)
 	}
 	return size, nil, nil
+}
+
+// tooLarge says why a batch is past Options.MaxBatchMemory and what to do.
+func (it *iter) tooLarge(why string) string {
+	return fmt.Sprintf("decoded, this batch would take more than the per-batch memory limit of %s: %s. "+
+		"No batch a Kafka coordinator writes comes near it (brokers refuse batches over max.message.bytes, 1 MiB by default): this one is damaged or crafted. "+
+		"If it is real, raise the limit (--max-batch-memory)", mib(int64(it.opts.MaxBatchMemory)), why)
+}
+
+// mib renders a byte count in MiB for messages.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -2,8 +2,10 @@ package segment
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"unsafe"
 
 	"github.com/coordlog/coordlog/eventlog"
 )
@@ -143,12 +145,20 @@ func (it *iter) decodeLegacy(pos, remaining, offset, length int64, magic int8) (
 	if offset < it.from {
 		return size, nil, nil // wholly before the start: skip without decompressing
 	}
+	it.dec.limit = it.opts.MaxBatchMemory
 	inner, err := it.dec.decompress(codec, w.value)
-	if err != nil {
+	if errors.Is(err, errTooLarge) {
+		return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its v%d wrapper's %s payload decompresses past it", magic, codec)))
+	} else if err != nil {
 		return trusted(eventlog.KindDecompress, "v%d wrapper: %v", magic, err)
 	}
 	msgs := it.legacy[:0]
+	// Each inner message costs its parsed form and its Record besides the payload.
+	const perMessage = int64(unsafe.Sizeof(legacyMsg{})) + eventlog.RecordMemory
 	for p := 0; p < len(inner); {
+		if int64(len(inner))+int64(len(msgs)+1)*perMessage > int64(it.opts.MaxBatchMemory) {
+			return trusted(eventlog.KindTooLarge, "%s", it.tooLarge(fmt.Sprintf("its v%d wrapper holds more than %d messages", magic, len(msgs))))
+		}
 		if len(inner)-p < logOverhead {
 			return trusted(eventlog.KindBadRecord, "inner message %d: entry header truncated", len(msgs))
 		}

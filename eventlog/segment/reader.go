@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,10 +23,26 @@ type Options struct {
 	// MaxBatchBytes bounds the on-disk size of one batch; a larger declared length is treated as
 	// damage (KindBadLength). It bounds the reader's buffer. Default 64 MiB.
 	MaxBatchBytes int
-	// MaxDecompressedBytes bounds the decompressed payload of one batch (KindDecompress past it).
-	// Default 64 MiB.
-	MaxDecompressedBytes int
+	// MaxBatchMemory bounds the memory one decoded batch takes: its decompressed payload plus
+	// the Record and Header structs of its records (eventlog.RecordMemory bytes each record,
+	// eventlog.HeaderMemory each header), so that memory is bounded whatever a batch declares or
+	// holds. A batch past it is KindTooLarge, refused before its records are allocated (and,
+	// when its declared record count alone is past it, before it is decompressed). Default
+	// DefaultMaxBatchMemory.
+	MaxBatchMemory int
+	// KeepAllProblems keeps every problem of the Report in full (eventlog.Report.KeepAll), for
+	// a verbose listing; by default they are counted per file and kind and the first
+	// eventlog.MaxKeptProblems are kept.
+	KeepAllProblems bool
 }
+
+// DefaultMaxBatchMemory is the default Options.MaxBatchMemory, 256 MiB. Kafka has no such
+// limit: a broker refuses a batch over the topic's max.message.bytes (1 MiB by default for
+// __consumer_offsets), the coordinator starts a new batch before its uncompressed records pass
+// it, and only a compressed atomic write may decompress to more. A real coordinator batch
+// decodes to a few times its uncompressed size (records of 40 bytes or more, 88 bytes of
+// Record each), so none comes near 256 MiB; a gzip batch of millions of 7-byte records does.
+const DefaultMaxBatchMemory = 256 << 20
 
 const (
 	defaultMaxBatch = 64 << 20
@@ -53,51 +70,57 @@ type Reader struct {
 
 	mu       sync.Mutex
 	lastOffs map[segFile]int64 // a file's last offset, read from its batch headers (cached)
+	warned   map[string]bool   // keys of the warnings said once
+}
+
+// warnOnce adds a warning to the report the first time key is seen: iterations and probes may
+// read a file many times.
+func (r *Reader) warnOnce(key, format string, args ...any) {
+	r.mu.Lock()
+	if r.warned[key] {
+		r.mu.Unlock()
+		return
+	}
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	r.warned[key] = true
+	r.mu.Unlock()
+	r.report.Warn(format, args...)
 }
 
 var (
 	partitionDirRE = regexp.MustCompile(`^(.+)-(\d+)$`)
 	offsetsDirRE   = regexp.MustCompile(`^__consumer_offsets-(\d+)$`)
 	segmentRE      = regexp.MustCompile(`^(\d{20})\.log$`)
-	transientRE    = regexp.MustCompile(`\.(cleaned|swap|deleted)$`)
 )
 
-// Open scans path. If path holds segment files (NNNNNNNNNNNNNNNNNNNN.log) it is one partition,
-// numbered by its name's `-N` suffix, and it must be a __consumer_offsets partition: a
-// directory of another topic (`orders-0`, `__transaction_state-3`) holds records that are not
-// coordinator records and is refused. A directory holding `__consumer_offsets-N` directories is
-// a log directory whose partitions they are, whatever its own name (`kafka-logs-1`); other
-// .log files beside them (a tool's `server.log`, `driver.log`) are reported and ignored. A
-// `__consumer_offsets-N` directory holding only such files is an empty partition. Transient
-// .cleaned/.swap/.deleted files are reported as warnings and ignored.
+// Open scans path. If path holds segment files (NNNNNNNNNNNNNNNNNNNN.log, or the .swap,
+// .cleaned and .deleted leftovers of Kafka's log cleaner) it is one partition, numbered by its
+// name's `-N` suffix (`.` and other relative names are resolved first), and it must be a
+// __consumer_offsets partition: a directory of another topic (`orders-0`,
+// `__transaction_state-3`) holds records that are not coordinator records and is refused. A
+// directory holding `__consumer_offsets-N` directories (or symbolic links to them, followed
+// and reported) is a log directory whose partitions they are, whatever its own name
+// (`kafka-logs-1`); other .log files beside them (a tool's `server.log`, `driver.log`) are
+// reported and ignored, and so is a `__consumer_offsets-N` whose N is no partition number. A
+// `__consumer_offsets-N` directory holding only such files is an empty partition. Each
+// partition's files are read as Kafka's log recovery would leave them (see recoverLeftovers),
+// without changing them.
 func Open(path string, opts Options) (*Reader, error) {
-	if opts.MaxBatchBytes <= 0 {
-		opts.MaxBatchBytes = defaultMaxBatch
-	}
-	if opts.MaxDecompressedBytes <= 0 {
-		opts.MaxDecompressedBytes = defaultMaxBatch
-	}
-	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}}
-	files, segments, otherLogs, err := r.scanDir(path)
+	opts = opts.withDefaults()
+	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{KeepAll: opts.KeepAllProblems}}
+	top, err := r.listDir(path)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(path)
+	name, err := dirName(path)
 	if err != nil {
 		return nil, err
 	}
-	offsetsDirs := false
-	for _, e := range ents {
-		if e.IsDir() && offsetsDirRE.MatchString(e.Name()) {
-			offsetsDirs = true
-		}
-	}
-	m := partitionDirRE.FindStringSubmatch(filepath.Base(filepath.Clean(path)))
-	if segments || (len(otherLogs) > 0 && m != nil && m[1] == offsetsTopic && !offsetsDirs) {
+	m := partitionDirRE.FindStringSubmatch(name)
+	if top.holdsSegments() || (len(top.otherLogs) > 0 && m != nil && m[1] == offsetsTopic && top.partitionDirs() == 0) {
 		r.partitionDir = true
-		for _, name := range otherLogs {
-			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(path, name))
-		}
 		if m == nil {
 			return nil, fmt.Errorf("%s: holds .log files but its name does not end in -<partition>", path)
 		}
@@ -106,46 +129,84 @@ func Open(path string, opts Options) (*Reader, error) {
 		}
 		p, err := strconv.ParseInt(m[2], 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%s: partition number: %w", path, err)
+			return nil, fmt.Errorf("%s: partition number %s does not fit Kafka's 32-bit partition numbers: not a partition directory", path, m[2])
 		}
-		r.parts[int32(p)] = files
+		r.partitionNotes(path, top)
+		if r.parts[int32(p)], err = r.recoverLeftovers(path, int32(p), top); err != nil {
+			return nil, err
+		}
 		return r, nil
 	}
-	for _, name := range otherLogs {
+	for _, name := range top.otherLogs {
 		r.report.Warn("%s: not a segment file (this is a log directory), ignored", filepath.Join(path, name))
 	}
-	for _, e := range ents {
-		if !e.IsDir() {
+	for _, item := range top.items {
+		if item.part == nil {
+			r.report.Warn("%s", item.note)
 			continue
 		}
-		m := offsetsDirRE.FindStringSubmatch(e.Name())
-		if m == nil {
-			if strings.HasPrefix(e.Name(), "__consumer_offsets-") {
-				r.report.Warn("%s: not a partition directory (deleted or future replica?), ignored", filepath.Join(path, e.Name()))
-			}
-			continue
-		}
-		p, err := strconv.ParseInt(m[1], 10, 32)
+		d := item.part
+		dir := filepath.Join(path, d.name)
+		p, err := strconv.ParseInt(d.number, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%s: partition number: %w", e.Name(), err)
+			r.report.Warn("%s: partition number %s does not fit Kafka's 32-bit partition numbers: not a partition directory, skipped", dir, d.number)
+			continue
 		}
-		dir := filepath.Join(path, e.Name())
-		files, _, otherLogs, err := r.scanDir(dir)
+		if d.link != "" {
+			r.report.Warn("%s: a symbolic link to %s, followed", dir, d.link)
+		}
+		listing, err := r.listDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range otherLogs {
-			r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(dir, name))
+		r.partitionNotes(dir, listing)
+		if r.parts[int32(p)], err = r.recoverLeftovers(dir, int32(p), listing); err != nil {
+			return nil, err
 		}
-		r.parts[int32(p)] = files
 	}
 	if len(r.parts) == 0 {
-		if len(otherLogs) > 0 {
-			return nil, fmt.Errorf("%s: no segment files (NNNNNNNNNNNNNNNNNNNN.log) and no __consumer_offsets-N directories; its .log files (%s) are not segments", path, strings.Join(otherLogs, ", "))
+		if len(top.otherLogs) > 0 {
+			return nil, fmt.Errorf("%s: no segment files (NNNNNNNNNNNNNNNNNNNN.log) and no __consumer_offsets-N directories; its .log files (%s) are not segments", path, strings.Join(top.otherLogs, ", "))
 		}
 		return nil, fmt.Errorf("%s: no .log files and no __consumer_offsets-N directories", path)
 	}
 	return r, nil
+}
+
+// partitionNotes reports what a partition directory holds besides segments and leftovers.
+func (r *Reader) partitionNotes(dir string, l *listing) {
+	for _, item := range l.items {
+		if item.part == nil {
+			r.report.Warn("%s", item.note)
+		}
+	}
+	for _, name := range l.otherLogs {
+		r.report.Warn("%s: .log file without a 20-digit base offset name, ignored", filepath.Join(dir, name))
+	}
+}
+
+// dirName is the name of directory path, resolved when path is `.`, `..` or ends in one, so
+// that `replay describe .` inside a partition directory knows its partition.
+func dirName(path string) (string, error) {
+	name := filepath.Base(filepath.Clean(path))
+	if name != "." && name != ".." && name != string(filepath.Separator) {
+		return name, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return filepath.Base(abs), nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = defaultMaxBatch
+	}
+	if o.MaxBatchMemory <= 0 {
+		o.MaxBatchMemory = DefaultMaxBatchMemory
+	}
+	return o
 }
 
 const offsetsTopic = "__consumer_offsets"
@@ -161,7 +222,8 @@ func offsetsPartition(path, topic string) error {
 
 // OpenFile reads one segment file, as kafka-dump-log --files does: the partition is the one of
 // its directory's `__consumer_offsets-N` name, or 0 (said in a warning) when the directory does
-// not name one; a file in another topic's directory is refused.
+// not name one; a file in another topic's directory is refused, and so is anything but a
+// regular file (a named pipe would block the reader forever).
 func OpenFile(path string, opts Options) (*Reader, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -170,13 +232,10 @@ func OpenFile(path string, opts Options) (*Reader, error) {
 	if st.IsDir() || !strings.HasSuffix(path, ".log") {
 		return nil, fmt.Errorf("%s is not a .log segment file", path)
 	}
-	r := &Reader{opts: opts, parts: map[int32][]segFile{}, report: &eventlog.Report{}, partitionDir: true}
-	if r.opts.MaxBatchBytes <= 0 {
-		r.opts.MaxBatchBytes = defaultMaxBatch
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): not opened; give a segment file copied off a broker", path, fileType(st.Mode()))
 	}
-	if r.opts.MaxDecompressedBytes <= 0 {
-		r.opts.MaxDecompressedBytes = defaultMaxBatch
-	}
+	r := &Reader{opts: opts.withDefaults(), parts: map[int32][]segFile{}, report: &eventlog.Report{KeepAll: opts.KeepAllProblems}, partitionDir: true}
 	var base int64
 	if m := segmentRE.FindStringSubmatch(filepath.Base(path)); m != nil {
 		base, _ = strconv.ParseInt(m[1], 10, 64)
@@ -184,12 +243,15 @@ func OpenFile(path string, opts Options) (*Reader, error) {
 		r.report.Warn("%s: not named by a 20-digit base offset: read from its first batch", path)
 	}
 	var part int64
-	dir := filepath.Base(filepath.Dir(filepath.Clean(path)))
+	dir, err := dirName(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
 	if m := partitionDirRE.FindStringSubmatch(dir); m != nil && m[1] != offsetsTopic {
 		return nil, offsetsPartition(filepath.Dir(path), m[1])
 	} else if m != nil {
 		if part, err = strconv.ParseInt(m[2], 10, 32); err != nil {
-			return nil, fmt.Errorf("%s: partition number: %w", dir, err)
+			return nil, fmt.Errorf("%s: partition number %s does not fit Kafka's 32-bit partition numbers", dir, m[2])
 		}
 	} else {
 		r.report.Warn("%s: its directory does not name a __consumer_offsets partition: read as partition 0", path)
@@ -198,42 +260,225 @@ func OpenFile(path string, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// scanDir lists the segment files of one directory in base-offset order. segments says it
-// holds segment files (or transient ones, which are only ever segments); otherLogs are its
-// other .log files, for the caller to judge and report.
-func (r *Reader) scanDir(dir string) (files []segFile, segments bool, otherLogs []string, err error) {
+// fileType names a non-regular file's type for messages.
+func fileType(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// listing is what one directory holds, by name, before Kafka's recovery rules are applied.
+type listing struct {
+	logs      []segFile // NNNNNNNNNNNNNNNNNNNN.log regular files
+	swaps     []string  // *.swap files (a segment's or an index's)
+	cleaned   []string  // *.cleaned files
+	deleted   []string  // *.log.deleted files (an index's .deleted carries nothing to read)
+	leftovers bool      // any .swap, .cleaned or .deleted file, index ones included
+	otherLogs []string  // other .log files, for the caller to judge and report
+	// items are, in name order, the __consumer_offsets-N directories (or links to directories)
+	// in it and the notes on entries ignored for a reason that is not the caller's to judge.
+	items []dirItem
+}
+
+// dirItem is a partition directory or a note.
+type dirItem struct {
+	part *partitionDirEntry
+	note string
+}
+
+func (l *listing) note(format string, args ...any) {
+	l.items = append(l.items, dirItem{note: fmt.Sprintf(format, args...)})
+}
+
+// partitionDirs counts the partition directories listed.
+func (l *listing) partitionDirs() int {
+	n := 0
+	for _, item := range l.items {
+		if item.part != nil {
+			n++
+		}
+	}
+	return n
+}
+
+type partitionDirEntry struct {
+	name, number string
+	link         string // the link's target when the entry is a symbolic link
+}
+
+// holdsSegments says the directory is a partition directory: it holds segment files or the
+// leftovers of Kafka's log cleaner, which only ever sit beside segments.
+func (l *listing) holdsSegments() bool { return len(l.logs) > 0 || l.leftovers }
+
+// listDir lists one directory. Directory entries are looked at through symbolic links, as
+// Kafka's loader does (File.isFile follows them); anything named like a segment that is not a
+// regular file (a named pipe, a socket, a device) is noted and never opened.
+func (r *Reader) listDir(dir string) (*listing, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
+	l := &listing{}
 	for _, e := range ents {
 		name := e.Name()
-		if e.IsDir() {
+		path := filepath.Join(dir, name)
+		mode := e.Type()
+		link := ""
+		if mode&os.ModeSymlink != 0 {
+			st, err := os.Stat(path)
+			if err != nil {
+				l.note("%s: a symbolic link that cannot be followed (%v), ignored", path, err)
+				continue
+			}
+			mode = st.Mode().Type()
+			if link, err = os.Readlink(path); err != nil {
+				link = "?"
+			}
+		}
+		if mode.IsDir() {
+			if m := offsetsDirRE.FindStringSubmatch(name); m != nil {
+				l.items = append(l.items, dirItem{part: &partitionDirEntry{name: name, number: m[1], link: link}})
+			} else if strings.HasPrefix(name, offsetsTopic+"-") {
+				l.note("%s: not a partition directory (deleted or future replica?), ignored", path)
+			}
 			continue
 		}
-		if transientRE.MatchString(name) {
-			r.report.Warn("%s: transient file ignored", filepath.Join(dir, name))
-			segments = true
+		leftover := strings.HasSuffix(name, deletedSuffix) || strings.HasSuffix(name, cleanedSuffix) || strings.HasSuffix(name, swapSuffix)
+		if !leftover && !strings.HasSuffix(name, ".log") {
+			continue // indexes, producer snapshots, checkpoints: nothing a replay needs
+		}
+		if !mode.IsRegular() {
+			l.note("%s: not a regular file (%s): not opened, ignored (Kafka's log loader skips it too)", path, fileType(mode))
 			continue
 		}
-		if !strings.HasSuffix(name, ".log") {
-			continue
+		switch {
+		case strings.HasSuffix(name, deletedSuffix):
+			l.leftovers = true
+			if strings.HasSuffix(name, ".log"+deletedSuffix) {
+				l.deleted = append(l.deleted, name)
+			}
+		case strings.HasSuffix(name, cleanedSuffix):
+			l.leftovers = true
+			l.cleaned = append(l.cleaned, name)
+		case strings.HasSuffix(name, swapSuffix):
+			l.leftovers = true
+			l.swaps = append(l.swaps, name)
+		default:
+			m := segmentRE.FindStringSubmatch(name)
+			if m == nil {
+				l.otherLogs = append(l.otherLogs, name)
+				continue
+			}
+			base, err := strconv.ParseInt(m[1], 10, 64)
+			if err != nil {
+				l.note("%s: base offset out of range, ignored", path)
+				continue
+			}
+			l.logs = append(l.logs, segFile{path: path, base: base})
 		}
-		m := segmentRE.FindStringSubmatch(name)
-		if m == nil {
-			otherLogs = append(otherLogs, name)
-			continue
+	}
+	return l, nil
+}
+
+// The suffixes of Kafka's LogFileUtils.
+const (
+	deletedSuffix = ".deleted"
+	cleanedSuffix = ".cleaned"
+	swapSuffix    = ".swap"
+)
+
+// offsetFromName is Kafka's LogFileUtils.offsetFromFileName: the number before the first dot.
+func offsetFromName(name string) (int64, bool) {
+	i := strings.IndexByte(name, '.')
+	if i <= 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[:i], 10, 64)
+	return n, err == nil
+}
+
+// recoverLeftovers returns partition p's segment files in base-offset order as Kafka's log
+// recovery (LogLoader.load, Kafka 4.4) would leave the directory at startup, and says on the
+// report what it did with each leftover and why. It changes no file. Kafka's rules:
+//
+//   - `.deleted` files were scheduled for deletion (by retention, or by a cleaner swap that had
+//     already renamed the segments it replaced): deleted, so never read.
+//   - `.cleaned` files are the log cleaner's unfinished output: deleted. A `.swap` file whose
+//     offset is at or above the lowest `.cleaned` offset belongs to an interrupted segment
+//     split (KAFKA-6264) and is deleted too.
+//   - Every other `NNN.log.swap` is a finished cleaner (or split) output whose swap was
+//     interrupted: it becomes `NNN.log`, and the segments whose base offsets lie in
+//     [lowest swap base offset, highest swap next offset) are the ones it replaced: deleted.
+func (r *Reader) recoverLeftovers(dir string, p int32, l *listing) ([]segFile, error) {
+	minCleaned := int64(math.MaxInt64)
+	for _, name := range l.cleaned {
+		if off, ok := offsetFromName(name); ok {
+			minCleaned = min(minCleaned, off)
 		}
-		segments = true
-		base, err := strconv.ParseInt(m[1], 10, 64)
-		if err != nil {
-			r.report.Warn("%s: base offset out of range, ignored", filepath.Join(dir, name))
-			continue
+		if strings.HasSuffix(name, ".log"+cleanedSuffix) {
+			r.report.Warn("%s: ignored: the log cleaner's unfinished output (Kafka's log recovery deletes .cleaned files at startup)", filepath.Join(dir, name))
 		}
-		files = append(files, segFile{path: filepath.Join(dir, name), base: base})
+	}
+	for _, name := range l.deleted {
+		r.report.Warn("%s: ignored: a segment Kafka had scheduled for deletion (its log recovery deletes .deleted files at startup)", filepath.Join(dir, name))
+	}
+	var swaps []segFile
+	for _, name := range l.swaps {
+		path := filepath.Join(dir, name)
+		off, ok := offsetFromName(name)
+		isLog := strings.HasSuffix(name, ".log"+swapSuffix) && segmentRE.MatchString(strings.TrimSuffix(name, swapSuffix))
+		switch {
+		case !ok:
+			r.report.Warn("%s: ignored: a .swap file not named by an offset", path)
+		case off >= minCleaned:
+			if isLog {
+				r.report.Warn("%s: ignored: a .swap file at or above the lowest .cleaned offset %d is part of an interrupted segment split (Kafka's log recovery deletes it)", path, minCleaned)
+			}
+		case isLog:
+			swaps = append(swaps, segFile{path: path, base: off})
+		}
+	}
+	files := l.logs
+	if len(swaps) > 0 {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, f := range swaps {
+			last, err := r.lastOffset(p, f)
+			if err != nil {
+				return nil, err
+			}
+			lo, hi = min(lo, f.base), max(hi, max(last+1, f.base))
+		}
+		isSwapBase := map[int64]bool{}
+		for _, f := range swaps {
+			isSwapBase[f.base] = true
+		}
+		var kept, replaced []segFile
+		for _, f := range l.logs {
+			if (f.base >= lo && f.base < hi) || isSwapBase[f.base] {
+				replaced = append(replaced, f)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		for _, f := range swaps {
+			r.report.Warn("%s: read as %s: the output of a log-cleaner swap interrupted by a broker stop, which Kafka's log recovery completes (it renames the .swap file and deletes the segments it replaces, those with base offsets in [%d, %d))",
+				f.path, FileName(f.base), lo, hi)
+		}
+		for _, f := range replaced {
+			r.report.Warn("%s: ignored: replaced by the .swap file(s) beside it (Kafka's log recovery deletes it)", f.path)
+		}
+		files = append(kept, swaps...)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].base < files[j].base })
-	return files, segments, otherLogs, nil
+	return files, nil
 }
 
 // PartitionDir reports whether the reader was opened on one partition's directory (rather
@@ -348,6 +593,7 @@ func (r *Reader) Offsets(p int32) (first, next int64, err error) {
 
 func (r *Reader) newIter(p int32, files []segFile, from int64, report *eventlog.Report, headersOnly bool) *iter {
 	return &iter{
+		reader:      r,
 		opts:        r.opts,
 		report:      report,
 		part:        p,
@@ -355,7 +601,7 @@ func (r *Reader) newIter(p int32, files []segFile, from int64, report *eventlog.
 		from:        from,
 		headersOnly: headersOnly,
 		prevNext:    -1,
-		dec:         decompressor{limit: r.opts.MaxDecompressedBytes},
+		dec:         decompressor{maxMemory: r.opts.MaxBatchMemory},
 	}
 }
 
@@ -405,6 +651,7 @@ type bad struct {
 }
 
 type iter struct {
+	reader      *Reader // for warnings said once per reader (a file's zero tail)
 	opts        Options
 	report      *eventlog.Report
 	part        int32

@@ -10,6 +10,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/internal/testgen"
 	"github.com/coordlog/coordlog/eventlog/segment"
+	"github.com/coordlog/coordlog/internal/hostile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -258,8 +259,8 @@ func TestBadInput(t *testing.T) {
 			g := []byte("this is not a batch at all, just some garbage bytes\x07\x07\x07")
 			return append(append(append([]byte{}, raw[:pos[2]]...), g...), raw[pos[2]:]...)
 		}, want{eventlog.KindBadMagic, 2, -1, []int64{0, 5, 10}, func(_ int, pos [3]int) int64 { return 54 }}},
-		{"garbage-tail", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return append(raw, make([]byte, 100)...) },
-			want{eventlog.KindBadLength, -1, 0, []int64{0, 5, 10}, func(raw int, pos [3]int) int64 { return 100 }}},
+		{"garbage-tail", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return append(raw, append(make([]byte, 99), 7)...) },
+			want{eventlog.KindBadLength, -1, -1, []int64{0, 5, 10}, func(raw int, pos [3]int) int64 { return 100 }}},
 		{"unknown-codec", eventlog.CodecNone, func(raw []byte, pos [3]int) []byte { return setAttrs(raw, pos[1], 6) },
 			want{eventlog.KindUnknownCodec, 1, 5, []int64{0, 10}, func(_ int, pos [3]int) int64 { return int64(pos[2] - pos[1]) }}},
 		{"bad-compressed-payload", eventlog.CodecZstd, func(raw []byte, pos [3]int) []byte {
@@ -341,15 +342,87 @@ func fixCRC(raw []byte, pos int) []byte {
 	return raw
 }
 
-func TestMaxDecompressed(t *testing.T) {
+func TestMaxBatchMemory(t *testing.T) {
 	dir := partDir(t)
 	require.NoError(t, testgen.WritePartition(dir, []*eventlog.Batch{testgen.Batch(3, 0, 2000, eventlog.Attributes(eventlog.CodecZstd))}, segment.WriterOptions{}))
-	r, err := segment.Open(dir, segment.Options{MaxDecompressedBytes: 10000})
+	for _, c := range []struct {
+		limit int
+		why   string
+	}{
+		{10000, "its 2000 declared records take 176000 bytes as decoded records"},
+		{200000, "its 2000 records take 176000 bytes and its zstd payload decompresses past the 24000 bytes left"},
+	} {
+		r, err := segment.Open(dir, segment.Options{MaxBatchMemory: c.limit})
+		require.NoError(t, err)
+		_, err = readAll(t, r, 0)
+		var p *eventlog.Problem
+		require.True(t, errors.As(err, &p))
+		assert.Equal(t, eventlog.KindTooLarge, p.Kind)
+		assert.Contains(t, p.Detail, c.why)
+		assert.Contains(t, p.Detail, "raise the limit (--max-batch-memory)")
+	}
+	r, err := segment.Open(dir, segment.Options{MaxBatchMemory: 400000})
+	require.NoError(t, err)
+	got, err := readAll(t, r, 0)
+	require.NoError(t, err)
+	require.Len(t, got[0].Records, 2000)
+}
+
+// A batch declaring more records than its bytes can hold is refused before its records are
+// allocated.
+func TestRecordCountAgainstBytes(t *testing.T) {
+	dir, _ := damage(t, eventlog.CodecGzip, func(raw []byte, pos [3]int) []byte {
+		binary.BigEndian.PutUint32(raw[pos[1]+23:], 999_999) // last offset delta
+		binary.BigEndian.PutUint32(raw[pos[1]+57:], 1_000_000)
+		return fixCRC(raw, pos[1])
+	})
+	r, err := segment.Open(dir, segment.Options{})
 	require.NoError(t, err)
 	_, err = readAll(t, r, 0)
 	var p *eventlog.Problem
-	require.True(t, errors.As(err, &p))
-	assert.Equal(t, eventlog.KindDecompress, p.Kind)
+	require.ErrorAs(t, err, &p)
+	assert.Equal(t, eventlog.KindBadRecord, p.Kind)
+	assert.Contains(t, p.Detail, "the header declares 1000000 records, but the")
+}
+
+// Record-count bombs (issue 13, defect 5): a gzip batch of a few KB holding hundreds of
+// thousands of 7-byte records decodes within the limit; one of millions is refused before its
+// records are allocated, and forensic mode skips it whole.
+func TestRecordCountBomb(t *testing.T) {
+	for _, c := range []struct {
+		records int
+		refused bool
+	}{{600_000, false}, {8_000_000, true}} {
+		raw, err := hostile.RecordBomb(c.records, nil)
+		require.NoError(t, err)
+		require.Less(t, len(raw), 100_000)
+		dir := partDir(t)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, segment.FileName(0)), raw, 0o644))
+		r, err := segment.Open(dir, segment.Options{})
+		require.NoError(t, err)
+		it, err := r.Batches(3, 0)
+		require.NoError(t, err)
+		if !c.refused {
+			require.True(t, it.Next())
+			require.Len(t, it.Batch().Records, c.records)
+			require.NoError(t, it.Close())
+			continue
+		}
+		require.False(t, it.Next())
+		var p *eventlog.Problem
+		require.ErrorAs(t, it.Err(), &p)
+		assert.Equal(t, eventlog.KindTooLarge, p.Kind)
+		assert.Contains(t, p.Detail, "its 8000000 declared records take 671.4 MiB as decoded records")
+		require.NoError(t, it.Close())
+
+		r, err = segment.Open(dir, segment.Options{Mode: eventlog.Forensic})
+		require.NoError(t, err)
+		got, err := readAll(t, r, 0)
+		require.NoError(t, err)
+		assert.Empty(t, got)
+		assert.EqualValues(t, c.records, r.Report().Summary()[eventlog.KindTooLarge].Records)
+	}
 }
 
 // TestBatchesFromInsideHalfSwappedSegments: reading from an offset inside the range that a

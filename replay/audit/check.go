@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 // Finding kinds.
@@ -23,6 +25,13 @@ const (
 	KindOpenTransaction       = "open-transaction"
 	KindOffsetsOfDeletedGroup = "offsets-of-deleted-group"
 	KindWrongPartition        = "wrong-partition"
+	// KindUnknownRecordType: records of a type the replayed Kafka version's loader does not
+	// know, skipped as it skips them (one finding per partition and type, with the count).
+	KindUnknownRecordType = "unknown-record-type"
+	// KindControlDataKey: a record of a control batch whose key is not a 4-byte version-0
+	// control key (a data record in a control batch); Kafka reads its first four bytes as the
+	// control type and ignores the rest (one finding per partition, with the count).
+	KindControlDataKey = "control-batch-data-key"
 )
 
 // Finding is one thing worth an operator's look.
@@ -32,26 +41,45 @@ type Finding struct {
 	Offset int64
 	Kind   string
 	Detail string
+	// Time is the record's timestamp in Unix milliseconds (-1: none, or the end of the log).
+	Time int64
+	// Group is the group the finding is about ("" when it is not about one group).
+	Group string
+	// Next says what to look at next; INPUT stands for the command's input.
+	Next string
+	// Event is the explained event behind the finding (replay/explain), when there is one;
+	// Episode the writes an offsets-written-while-empty finding sums up.
+	Event   *explain.Event
+	Episode *Episode
 }
 
 // Audit collects the findings of a replay. Give Observer(p) to partition p's engine, replay,
 // then call Finish with the engines. Partitions may replay concurrently.
 type Audit struct {
-	mu       sync.Mutex
-	findings []Finding
-	batches  map[int32]*batchAudit
+	mu        sync.Mutex
+	opts      Options
+	findings  []Finding
+	batches   map[int32]*batchAudit
+	explained map[int32]*explained
 }
 
-// New returns an empty audit.
-func New() *Audit { return &Audit{batches: map[int32]*batchAudit{}} }
+// New returns an empty audit with the default thresholds.
+func New() *Audit { return NewWith(Options{}) }
+
+// NewWith returns an empty audit with opts.
+func NewWith(opts Options) *Audit {
+	return &Audit{opts: opts, batches: map[int32]*batchAudit{}, explained: map[int32]*explained{}}
+}
 
 // Observer returns the observer that audits partition p's records as they replay.
 func (a *Audit) Observer(p int32) replay.Observer {
-	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}}
+	b := &batchAudit{partition: p, base: -1, members: map[string]int{}, meta: map[string]bool{}, groups: map[string]string{}, unknown: map[recordcodec.RecordType]*oddRecords{}}
+	x := newExplained(p, a.opts.Explain)
 	a.mu.Lock()
 	a.batches[p] = b
+	a.explained[p] = x
 	a.mu.Unlock()
-	return b
+	return observers{b, x}
 }
 
 // Finish audits the end state of every replayed engine, adds what the input's report says was
@@ -64,11 +92,15 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 	for _, b := range a.batches {
 		b.flush()
 		out = append(out, b.findings...)
+		out = append(out, b.oddFindings()...)
+	}
+	for _, x := range a.explained {
+		out = append(out, x.findings()...)
 	}
 	if report != nil {
 		for _, p := range report.Problems() {
 			if p.Kind.Damage() {
-				out = append(out, Finding{p.Partition, p.Offset, KindDamagedInput, p.Error()})
+				out = append(out, Finding{Partition: p.Partition, Offset: p.Offset, Kind: KindDamagedInput, Detail: p.Error(), Time: -1})
 			}
 		}
 	}
@@ -83,12 +115,18 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 			out = append(out, Placement(p, groups, numPartitions)...)
 		}
 	}
+	atEnd := func(o int64) int64 { // end-of-log findings (-1) after the records'
+		if o < 0 {
+			return math.MaxInt64
+		}
+		return o
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Partition != b.Partition {
 			return a.Partition < b.Partition
 		}
-		return a.Offset < b.Offset
+		return atEnd(a.Offset) < atEnd(b.Offset)
 	})
 	return out
 }
@@ -98,11 +136,52 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 type batchAudit struct {
 	partition int32
 	base      int64
+	baseTime  int64           // the timestamp of the batch's first record
 	members   map[string]int  // group -> target member values minus tombstones in the current batch
 	meta      map[string]bool // group -> target metadata value in the current batch
 	findings  []Finding
 	groups    map[string]string // groups with records in this partition (each its own key)
 	last      string            // the group of the previous record (a key of groups)
+	unknown   map[recordcodec.RecordType]*oddRecords
+	dataKeys  oddRecords // control records with data keys
+}
+
+// oddRecords counts records worth one finding, however many there are.
+type oddRecords struct {
+	count       int64
+	first, last int64 // offsets
+	firstTime   int64 // the first one's timestamp (Unix ms)
+	keyLen      int   // the first one's key length (control records)
+}
+
+func (o *oddRecords) add(offset, timestamp int64) {
+	if o.count == 0 {
+		o.first, o.firstTime = offset, timestamp
+	}
+	o.count++
+	o.last = offset
+}
+
+// oddFindings returns the findings for unknown record types and control data keys.
+func (a *batchAudit) oddFindings() []Finding {
+	var out []Finding
+	types := make([]recordcodec.RecordType, 0, len(a.unknown))
+	for t := range a.unknown {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		o := a.unknown[t]
+		out = append(out, Finding{Partition: a.partition, Offset: o.first, Kind: KindUnknownRecordType, Time: o.firstTime,
+			Detail: fmt.Sprintf("%d record(s) of type %d, unknown to the replayed Kafka version's loader, at offsets %d to %d: skipped, as Kafka skips them (a newer Kafka's records, or damage?)", o.count, int16(t), o.first, o.last),
+			Next:   fmt.Sprintf("`replay decode INPUT --partition %d --from-offset %d --to-offset %d` shows them; a newer --kafka-version may know the type", a.partition, o.first, o.first)})
+	}
+	if o := a.dataKeys; o.count > 0 {
+		out = append(out, Finding{Partition: a.partition, Offset: o.first, Kind: KindControlDataKey, Time: o.firstTime,
+			Detail: fmt.Sprintf("%d record(s) of control batches at offsets %d to %d have keys that are not 4-byte version-0 control keys (the first is %d bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type", o.count, o.first, o.last, o.keyLen),
+			Next:   fmt.Sprintf("`replay decode INPUT --partition %d --from-offset %d --to-offset %d` shows the batch", a.partition, o.first, o.first)})
+	}
+	return out
 }
 
 func (a *batchAudit) flush() {
@@ -117,8 +196,8 @@ func (a *batchAudit) flush() {
 		// one (a tombstone and a value, no metadata record): only a surplus of values needs
 		// the metadata record.
 		if n > 0 && !a.meta[g] {
-			a.findings = append(a.findings, Finding{a.partition, a.base, KindTargetAssignmentSplit,
-				fmt.Sprintf("group %s: %d target-assignment member record(s) in the batch at offset %d without the target-assignment metadata record", g, n, a.base)})
+			a.findings = append(a.findings, Finding{Partition: a.partition, Offset: a.base, Kind: KindTargetAssignmentSplit, Time: a.baseTime, Group: g,
+				Detail: fmt.Sprintf("group %s: %d target-assignment member record(s) in the batch at offset %d without the target-assignment metadata record", g, n, a.base)})
 		}
 	}
 	clear(a.members)
@@ -129,10 +208,22 @@ func (a *batchAudit) flush() {
 func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Batch.BaseOffset != a.base {
 		a.flush()
-		a.base = ev.Batch.BaseOffset
+		a.base, a.baseTime = ev.Batch.BaseOffset, ev.Timestamp
 	}
 	if ev.Violation != nil {
-		a.findings = append(a.findings, Finding{a.partition, ev.Offset, KindViolation, ev.Violation.Error()})
+		a.findings = append(a.findings, Finding{Partition: a.partition, Offset: ev.Offset, Kind: KindViolation, Detail: ev.Violation.Error(),
+			Time: ev.Timestamp, Group: strings.Clone(ev.Record.Key.Group)})
+	}
+	if ev.Batch.Attributes.Control() {
+		a.controlKey(ev)
+	}
+	if ev.Skipped == "unknown-type" {
+		o := a.unknown[ev.Record.Key.Type]
+		if o == nil {
+			o = &oddRecords{}
+			a.unknown[ev.Record.Key.Type] = o
+		}
+		o.add(ev.Offset, ev.Timestamp)
 	}
 	k := ev.Record.Key
 	if ev.Marker != nil || ev.Skipped != "" {
@@ -150,10 +241,12 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:
+		// a.last, not k.Group: a map key must not alias the batch, whose bytes the source
+		// may reuse once the batch is applied.
 		if tomb {
-			a.members[k.Group]--
+			a.members[a.last]--
 		} else {
-			a.members[k.Group]++
+			a.members[a.last]++
 		}
 		return
 	}
@@ -162,7 +255,24 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 	}
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMetadata, recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.StreamsGroupTargetAssignmentMetadata:
-		a.meta[k.Group] = true
+		a.meta[a.last] = true
+	}
+}
+
+// controlKey counts a control record whose key is not a version-0 control key of 4 bytes.
+func (a *batchAudit) controlKey(ev *replay.Event) {
+	for i := range ev.Batch.Records {
+		r := &ev.Batch.Records[i]
+		if r.Offset != ev.Offset {
+			continue
+		}
+		if len(r.Key) != 4 || r.Key[0] != 0 || r.Key[1] != 0 {
+			if a.dataKeys.count == 0 {
+				a.dataKeys.keyLen = len(r.Key)
+			}
+			a.dataKeys.add(ev.Offset, ev.Timestamp)
+		}
+		return
 	}
 }
 
@@ -177,8 +287,8 @@ func Placement(p int32, groups map[string]bool, numPartitions int32) []Finding {
 	var out []Finding
 	for _, g := range ids {
 		if want := recordcodec.PartitionFor(g, numPartitions); want != p {
-			out = append(out, Finding{p, -1, KindWrongPartition,
-				fmt.Sprintf("group %q has records in partition %d but maps to partition %d of %d", g, p, want, numPartitions)})
+			out = append(out, Finding{Partition: p, Offset: -1, Kind: KindWrongPartition, Time: -1, Group: g,
+				Detail: fmt.Sprintf("group %q has records in partition %d but maps to partition %d of %d", g, p, want, numPartitions)})
 		}
 	}
 	return out
@@ -202,8 +312,8 @@ func PartitionCount(parts []int32) int32 {
 // one at a time (a copy of each, not of the whole state).
 func StateFindings(p int32, st groupstate.View) []Finding {
 	var out []Finding
-	add := func(kind, format string, args ...any) {
-		out = append(out, Finding{p, -1, kind, fmt.Sprintf(format, args...)})
+	add := func(kind, group, format string, args ...any) {
+		out = append(out, Finding{Partition: p, Offset: -1, Kind: kind, Detail: fmt.Sprintf(format, args...), Time: -1, Group: group})
 	}
 	owners := map[ownedTask]int{} // reused from group to group
 	for _, id := range st.GroupIDs() {
@@ -212,21 +322,21 @@ func StateFindings(p int32, st groupstate.View) []Finding {
 			g, _ := st.ConsumerGroup(id)
 			for _, m := range g.Members {
 				if m.MemberEpoch > g.GroupEpoch {
-					add(KindMemberEpochAhead, "consumer group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
+					add(KindMemberEpochAhead, id, "consumer group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
 		case groupstate.GroupTypeShare:
 			g, _ := st.ShareGroup(id)
 			for _, m := range g.Members {
 				if m.MemberEpoch > g.GroupEpoch {
-					add(KindMemberEpochAhead, "share group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
+					add(KindMemberEpochAhead, id, "share group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, m.MemberEpoch, g.GroupEpoch)
 				}
 			}
 		case groupstate.GroupTypeStreams:
 			s, _ := st.StreamsGroup(id)
 			for _, m := range s.Members {
 				if m.MemberEpoch != nil && *m.MemberEpoch > s.GroupEpoch {
-					add(KindMemberEpochAhead, "streams group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
+					add(KindMemberEpochAhead, id, "streams group %s: member %s at epoch %d, group epoch %d", id, m.MemberID, *m.MemberEpoch, s.GroupEpoch)
 				}
 			}
 			out = append(out, tasksOwnedTwice(p, &s, owners)...)
@@ -237,11 +347,11 @@ func StateFindings(p int32, st groupstate.View) []Finding {
 		for _, o := range pt.Offsets {
 			tps = append(tps, fmt.Sprintf("%s/%s-%d", o.GroupID, o.Topic, o.Partition))
 		}
-		add(KindOpenTransaction, "producer %d has a transaction open at the end of the log with %d pending offsets: %s", pt.ProducerID, len(pt.Offsets), strings.Join(tps, ", "))
+		add(KindOpenTransaction, "", "producer %d has a transaction open at the end of the log with %d pending offsets: %s", pt.ProducerID, len(pt.Offsets), strings.Join(tps, ", "))
 	}
 	for _, gid := range st.OffsetGroupIDs() {
 		if _, ok := st.GroupType(gid); !ok {
-			add(KindOffsetsOfDeletedGroup, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
+			add(KindOffsetsOfDeletedGroup, gid, "group %s does not exist but has %d committed offsets", gid, len(st.Offsets(gid)))
 		}
 	}
 	return out
@@ -319,7 +429,7 @@ func tasksOwnedTwice(p int32, s *groupstate.StreamsGroup, owners map[ownedTask]i
 	var out []Finding
 	for _, k := range keys {
 		parts := strings.SplitN(k, "|", 3)
-		out = append(out, Finding{p, -1, KindTaskTwiceOnProcess, fmt.Sprintf("streams group %s: task %s_%s is owned %d times on process %s (%s)", s.GroupID, parts[1], parts[2], len(roles[k]), parts[0], strings.Join(roles[k], ", "))})
+		out = append(out, Finding{Partition: p, Offset: -1, Kind: KindTaskTwiceOnProcess, Time: -1, Group: s.GroupID, Detail: fmt.Sprintf("streams group %s: task %s_%s is owned %d times on process %s (%s)", s.GroupID, parts[1], parts[2], len(roles[k]), parts[0], strings.Join(roles[k], ", "))})
 	}
 	return out
 }

@@ -5,7 +5,24 @@
 // # Findings
 //
 // An Audit watches the replay of each partition (Observer) and inspects the state at its end
-// (Finish). It reports:
+// (Finish). Each finding names its partition, offset (-1 for the state at the end of the log),
+// time, group and what to look at next (Next). It reports, from the explanation of the log
+// (replay/explain's marked events, one source for check and timeline; explained.go):
+//
+//   - offset-rewind: a batch's commits moved a committed offset back (how far, how many of the
+//     partitions it committed, which member owned them), or a transaction's commit did;
+//   - offsets-written-while-empty: one finding per run of writes to a group with a protocol
+//     while it had no members (an admin tool such as kafka-consumer-groups --reset-offsets, or
+//     a standalone consumer), with the values each partition took and its moves back;
+//   - commit-without-owner: offsets committed while the group had members, none owning them;
+//   - offsets-deleted: committed offsets deleted, with the group or not, and by what as far as
+//     the log tells (DeleteGroups, OffsetDelete, expiry, a topic's deletion);
+//   - member-fenced: a member removed by its session or rebalance timeout, not by a leave;
+//   - slow-rebalance: a rebalance longer than the threshold to converge (or still open);
+//   - long-transaction: a transaction open longer than the threshold;
+//   - more-findings: past 20 findings of one kind in one group, the rest counted in one.
+//
+// and, from its own observer and the state at the end:
 //
 //   - violation: a record Kafka's loader would have failed on (forensic replays continue);
 //   - damaged-input: what the segment reader skipped;
@@ -22,6 +39,8 @@
 //     to (Java's String.hashCode of the group id, modulo the partition count).
 //
 // Findings are sorted by partition, then offset (end-of-log findings last), in a stable order.
+// Options.Explain sets the explanation's thresholds (slow rebalance, long transaction,
+// offsets retention, session timeout).
 //
 // # Compaction proof
 //

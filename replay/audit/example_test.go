@@ -29,5 +29,6 @@ func ExampleAudit() {
 		fmt.Printf("p%d %s: %s\n", f.Partition, f.Kind, f.Detail)
 	}
 	// Output:
+	// p0 offset-rewind: transaction of producer 1 committed after 11 ms: s6-in-1 14 -> 11 (-3, moved back), s6-in-0 6 -> 11
 	// p0 open-transaction: producer 5 has a transaction open at the end of the log with 2 pending offsets: txn-open/s6-in-0, txn-simple/s6-in-1
 }

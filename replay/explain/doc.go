@@ -1,18 +1,119 @@
-// Package explain turns the records of a replay into events a person reads: one Event per
-// record or transaction marker that touched a group, in log order, saying what changed
-// ("member m-1 joined", "group epoch 7 -> 8", "transaction of producer 4001 committed ...").
-// It is the library under `replay timeline`, which only renders the events.
+// Package explain tells what happened to a group, not which records were written: members
+// joining, leaving, fenced or replaced; rebalances with their causes, what they moved and how
+// long the group took to converge; who waits for whom to revoke what; conversions between the
+// classic and the consumer protocol; offsets committed, moved back, deleted; transactions. It
+// is the library under `replay timeline` (every event of one group) and `replay check` (the
+// marked events of every group, through replay/audit), and the events are what a picture of a
+// group's history (an HTML report: lanes, rebalance marks, offsets over time) is drawn from.
 //
-// A Timeline is a replay.Observer for one partition and one group. It remembers what it has
-// seen (epochs, members, the partitions a transaction wrote for the group, the target
-// assignment records of the current batch) to say what changed, so it must see every record
-// of its partition in order: give it to the engine through replay.Options.Observer.
+// An Analyzer is a replay.Observer for one __consumer_offsets partition: give it to the
+// engine (replay.Options.Observer), let it see every record in order, and call Close when the
+// replay ends (what is still open, a rebalance or a transaction, is an event too). It explains
+// one group (Options.Group) or all of them; Options.MarkedOnly keeps a whole-log analysis
+// cheap by building only the marked events.
+//
+// # How a batch is read
+//
+// Kafka writes each coordinator decision as one batch (or, since KAFKA-16770, several
+// decisions coalesced into one), and many stories are several records of one batch: an
+// upgrade is the classic group's tombstone followed by consumer-group records for the same
+// members; a downgrade the consumer group's tombstones followed by a classic group; a static
+// member's restart the old member id's tombstones followed by a new member id of the same
+// instance; a deletion the offsets' tombstones followed by the group's. So the analyzer
+// collects a group's records of a batch (its steps) and explains them when the batch ends, on
+// a model of the group it keeps from the records (members with client id, host, instance id,
+// process id, subscription, timeouts, epochs, states, assigned, pending and target
+// assignments; the group's epochs, topology, regexes; committed offsets and the transactions'
+// pending ones). Offset commits are explained as they come (by batch, one event per group).
+// Topic ids get their names from the records that carry both (offset commits of Kafka 4.1+,
+// 4.0 partition metadata, share state metadata) anywhere in the partition; an event naming an
+// id whose name is not known yet waits (up to 512 events) for it.
+//
+// # Events
+//
+// Every Event has a Kind, the group and its type, the Position of the record that shows it
+// (partition, offset, last offset when it spans several records, batch, producer, timestamp),
+// a one-sentence Text (rendered from the event alone), Marks, and the payload of its kind:
+//
+//   - group-created (Rebalance: the generation or epoch): a classic group's empty first
+//     record, or a group first seen in the middle of its history (compacted log);
+//   - group-converted (Conversion): from, to, the epoch carried over, the members carried
+//     over, the member whose join (upgrade) or departure (downgrade) caused it;
+//   - group-deleted, offsets-deleted (Deletion): the offsets deleted with their values, and the
+//     likeliest cause with the others the log does not rule out: group-deletion (DeleteGroups:
+//     the group's tombstone in the batch), offset-delete (one group's offsets, the group
+//     staying), topic-deletion (several groups' offsets in one batch), expiry (every deleted
+//     offset older than Options.OffsetsRetentionMs, counted as KIP-211 does from when the group
+//     became empty), cleanup (an empty group without offsets);
+//   - member-joined, member-updated (Member; Rebalance.Causes[0] says what changed),
+//     member-replaced (Replacement: a static member's new member id, continuing its lane),
+//     member-temporary-leave (a static member at epoch -2), member-left and member-fenced
+//     (Removal, below);
+//   - rebalance (Rebalance: epoch, previous epoch, causes, the target assignment's moves when
+//     the batch wrote it), target-assignment (the moves, when the target comes in a later
+//     batch), reconcile (Reconcile: a member waiting for partitions or tasks others still own,
+//     asked to revoke some, having revoked them, stable at the group's epoch), rebalance-end
+//     (Rebalance with End, DurationMs and Outcome: converged, superseded by a newer epoch,
+//     open at the end of the log with who waits for whom since when, ended by the group's
+//     deletion or conversion; a classic group's rebalance is one rebalance-end, completed, as
+//     the log records it only when it completes);
+//   - offsets-committed (Offsets: the changes with the previous value and the delta, and the
+//     writer as far as the log tells: the member that owned the partitions, no member owning
+//     them, an admin tool or a standalone consumer when the group had no members);
+//   - transaction-offsets (a producer's pending writes for the group), transaction-end and
+//     transaction-open (Transaction: start, result, duration and offsets, a span);
+//   - violation: a record the replay refused.
+//
+// Causes of a rebalance: members joined, left, fenced or replaced, a subscription changed, a
+// topology changed or was validated, a regex resolved to other topics, the topics' metadata
+// changed (partitions added), assignment configs changed, share partitions initialized, the
+// second round of a cooperative rebalance, the rebalance after a downgrade, a rejoin without
+// a member change; "unknown" when the log does not say.
+//
+// # Left or fenced
+//
+// The log has no heartbeats, only the records they caused. A member's last sign of life is
+// its last record or the last commit (plain or transactional) of a partition or task it
+// owned. A session timeout fires a session timeout after the last heartbeat, which is at most
+// a heartbeat interval before the last sign of life: a removal sooner than the session
+// timeout less a margin (a third of it, at most 5 s) is the member's own leave; one within
+// the margin of the session timeout is a session timeout (fenced); after a longer silence the
+// log cannot tell (an idle member writes nothing), and the event says so. The session timeout
+// is a classic member's own (its record carries it) or Options.SessionTimeoutMs (Kafka's
+// default 45 s, also the smallest a group may set unless the brokers lower
+// group.consumer.min.session.timeout.ms). A member removed while it still had partitions to
+// revoke, its rebalance timeout after it was asked to, was fenced by that timeout; a static
+// member on temporary leave that never came back expired.
+//
+// # Marks
+//
+// rewind (a committed offset moved back), while-empty (offsets written while a group with a
+// protocol had no members), without-owner (written while no member owned the partition),
+// fenced, slow (a rebalance longer than Options.SlowRebalanceMs, a transaction longer than
+// Options.LongTransactionMs), deleted (committed offsets deleted). A marked event says what to
+// look at next (Event.Next, INPUT standing for the command's input).
+//
+// # For a picture of a group's history
+//
+// Member lanes are Member.Lane (a static member's instance id, so its replacements continue
+// the lane; the member id otherwise), from member-joined to member-left, member-fenced or a
+// replacement, with the reconcile steps (waiting, revoking, revoked, stable, away) between.
+// Rebalances are spans from rebalance (Rebalance.Start) to rebalance-end (End) with their
+// causes and moves; committed offsets are points per topic-partition (offsets-committed's
+// changes, rewinds marked); transactions are spans from Transaction.Start to the
+// transaction-end or transaction-open event. Every event's Position leads back to the record.
 //
 // # Invariants
 //
-//   - Events come in log order and carry the record's position (partition, offset, batch,
-//     producer id, timestamp) so that every explanation leads back to the log.
-//   - A marker is an event of the group only when the group had offsets pending in that
-//     transaction.
+//   - Events come in log order within a group, but for rebalance-end and transaction-open,
+//     which come when the rebalance ends or the log does; the events of one batch are sorted
+//     by the offset of the record that shows each.
+//   - The analysis of one group gives the events the analysis of all groups gives for it.
+//   - A marked-only analysis emits the marked events of a full one, at the same positions with
+//     the same marks; an offsets-committed event of it keeps only its marked changes, and its
+//     rebalances have no moves (it does not compute them).
 //   - Deterministic: the same log gives the same events.
+//
+// JSON: docs/json/timeline.schema.json (`replay timeline --format jsonl` adds
+// "schemaVersion": 1 to every event).
 package explain

@@ -11,26 +11,28 @@ import (
 	"github.com/coordlog/coordlog/replay/explain"
 )
 
-// Explain what happened to one group: the timeline watches the replay and hands out one event
-// per record (or transaction marker) of the group, with its position in the log.
-func ExampleTimeline() {
-	in, err := input.Open("../../fixtures/real/transactions/__consumer_offsets-0", eventlog.Strict)
+// Explain what happened to one group: the analyzer watches the replay and hands out the
+// group's events in log order, each with the position of the record that shows it. Close it
+// once the replay ends: a rebalance still converging, a transaction still open, are events
+// too.
+func ExampleNewTimeline() {
+	in, err := input.Open("../../fixtures/real/consumer/__consumer_offsets-0", eventlog.Strict)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer in.Close()
-	tl := explain.NewTimeline("txn-simple", 0, func(ev *explain.Event) {
-		fmt.Printf("offset %d: %s\n", ev.Offset, ev.Text())
+	tl := explain.NewTimeline("consumer-848", 0, func(ev *explain.Event) {
+		if ev.Kind == explain.KindRebalanceEnd {
+			fmt.Printf("offset %d: %s\n", ev.Rebalance.Start.Offset, explain.SummaryText(ev))
+		}
 	})
 	e := replay.New(0, replay.Options{Observer: tl})
-	if err := e.Run(context.Background(), in, 25); err != nil {
+	if err := e.Run(context.Background(), in, 35); err != nil {
 		log.Fatal(err)
 	}
+	tl.Close()
 	// Output:
-	// offset 19: [1 OffsetCommit] offset for s6-in-1 written by the transaction of producer 4: 6 (pending until its COMMIT or ABORT marker)
-	// offset 20: [1 OffsetCommit] offset for s6-in-0 written by the transaction of producer 4: 6 (pending until its COMMIT or ABORT marker)
-	// offset 21: transaction of producer 4 committed: its offsets for s6-in-1, s6-in-0 are now committed (unless a newer record already set them)
-	// offset 22: [1 OffsetCommit] offset for s6-in-1 written by the transaction of producer 4: 8 (pending until its COMMIT or ABORT marker)
-	// offset 23: [1 OffsetCommit] offset for s6-in-0 written by the transaction of producer 4: 8 (pending until its COMMIT or ABORT marker)
-	// offset 24: transaction of producer 4 aborted: its pending offsets for s6-in-1, s6-in-0 are dropped
+	// offset 1: epoch 2: c1 joined; c1 gets s2-in:0-5; converged at once
+	// offset 12: epoch 3: c2 joined; s2-in:3-5 c1 -> c2; converged in 585 ms
+	// offset 22: epoch 4: c3 joined; s2-in:2 c1 -> c3, s2-in:5 c2 -> c3; converged in 853 ms
 }

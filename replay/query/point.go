@@ -261,6 +261,16 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, badf("%q is not a time: give RFC 3339 (2026-02-20T14:05:00Z), a relative time (-2h) or Unix milliseconds", s)
 }
 
+// ParseSpan reads a span of time as the command line gives one: time.ParseDuration's units
+// plus days ("500ms", "1m", "7d", "1d12h"); negative spans are refused.
+func ParseSpan(s string) (time.Duration, error) {
+	d, err := parseRelative(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a span of time (500ms, 90s, 1m, 7d): %w", s, err)
+	}
+	return d, nil
+}
+
 // parseRelative is time.ParseDuration plus a day unit ("3d", "1d12h").
 func parseRelative(s string) (time.Duration, error) {
 	var days int64

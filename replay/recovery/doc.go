@@ -19,6 +19,10 @@
 // left where it is, and recovery falls back to an older snapshot or to a full replay, as it
 // does for a corrupt file (which the store moves aside as *.broken).
 //
+// A database keeps its snapshots in StoreDir(db). A database compacted by eventlog/compact
+// gets fresh snapshots of its end (CompactedSnapshots) instead of its original's, which
+// describe another log.
+//
 // # Invariants
 //
 //   - Restoring a snapshot taken at offset k and replaying the log from k gives exactly the

@@ -20,7 +20,8 @@ import (
 // test files, whose directives are these commands):
 //
 //	config key=value...     session, heartbeat, maxsize, assignors (a,b), migration,
-//	                        interval, regexrefresh
+//	                        interval, regexrefresh, classicmaxsize (group.max.size),
+//	                        classicsession=MIN-MAX (group.min/max.session.timeout.ms)
 //	group NAME              the group the next commands address (default "cg")
 //	topic NAME PARTITIONS [id=BASE64]
 //	                        create or resize a topic (bumps the metadata version); its id is
@@ -36,9 +37,51 @@ import (
 //	                        a heartbeat of a joined client; it reports the partitions of its
 //	                        last assignment as owned (it revokes at once)
 //	leave M [static]        epoch -1, or -2 for a static member's temporary leave
+//
+// Classic-protocol clients (JoinGroup, SyncGroup, Heartbeat, LeaveGroup; a client that joins
+// with one protocol and later with the other switches protocols):
+//
+//	classicgroup GEN [M=t:0,1/u:2 ...] [protocol=P] [topics=a,b] [session=MS] [timeout=MS]
+//	     [static=M:I,...] [userdata=M,...] [garbage=M,...]
+//	                        write the GroupMetadata record of a classic group at generation
+//	                        GEN (what a classic coordinator would have written; coordlog has
+//	                        none) whose members M own those partitions (M= none); without
+//	                        members an empty classic group. userdata: a custom assignor's user
+//	                        data in those members' assignments; garbage: assignment bytes that
+//	                        do not decode. Its members become classic clients
+//	cjoin M [topics=a,b] [instance=I] [protocols=p,q] [session=MS] [timeout=MS] [rack=R]
+//	     [owned=t:0,1|none] [generation=N] [version=V] [member=ID] [type=T] [metadata=BYTES]
+//	                        JoinGroup (v9, protocol type consumer, cooperative-sticky, session
+//	                        45000, rebalance timeout 300000 unless given) with a subscription
+//	                        reporting what the client owns (nothing under an eager protocol:
+//	                        range, roundrobin) and its generation. Its member id is its name
+//	                        (a client the group does not know joins with it) unless member=
+//	                        gives another; member= (empty) is a real client's first join, which
+//	                        MEMBER_ID_REQUIRED answers with the id it then joins with
+//	csync M [generation=N] [protocol=P] [type=T] [member=ID] [instance=I]
+//	                        SyncGroup (v5) of its generation; it then owns the assignment (and
+//	                        under cooperative-sticky rejoins if it lost partitions)
+//	chb M [generation=N] [member=ID] [instance=I]
+//	                        Heartbeat (v4)
+//	cleave M... [admin] [instance=I]
+//	                        one LeaveGroup (v5) for the clients (admin: by instance id only;
+//	                        instance: the first one's instance id)
+//
+// The arguments of a classic request apply to it alone; a client remembers its topics,
+// protocols, timeouts and instance id once a JoinGroup with them succeeds. On an error answer
+// a client does what the Java client does: it forgets its member id (UNKNOWN_MEMBER_ID) or its
+// generation and partitions (ILLEGAL_GENERATION), rejoins when told
+// (REBALANCE_IN_PROGRESS), and stops on FENCED_INSTANCE_ID.
+//
+// Time, timers and the rest:
+//
 //	clock +MS               advance the clock
 //	tick                    fire every due timer (each is one batch)
-//	converge [N]            heartbeat every joined client until nothing changes
+//	timers                  print the armed timers
+//	restart                 fail over: the soft state is lost and rebuilt from the state
+//	                        (Soft.Restore, Kafka's onLoaded)
+//	converge [N]            heartbeat every joined client until nothing changes (a classic
+//	                        client joins and syncs when it must, else heartbeats)
 //	commit M t:0@10,1@20/u:0@5 [epoch=N] [version=V] [member=ID] [retention=MS]
 //	                        OffsetCommit of client M (default: its member id and epoch, v9)
 //	fetch M [t:0,1/u:0] [epoch=N] [stable]
@@ -54,7 +97,9 @@ import (
 // Simulated clients rejoin with epoch 0 after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID. A
 // client the script has not joined but that is a member of the group in the state (a dump
 // replayed before the scenario) is adopted: its member id, instance id, epoch, subscription
-// and assigned partitions.
+// and assigned partitions; a classic-protocol member of a consumer group, or a member of a
+// classic group, as a classic client that synced its generation. A request to a group this
+// coordinator does not decide (a classic group) prints "not a consumer group with members".
 
 // Client is the simulated state of one consumer.
 type Client struct {
@@ -69,6 +114,8 @@ type Client struct {
 	// ClientID and ClientHost are what the broker sees of the connection (default
 	// "client-M" and "/127.0.0.1"; an adopted member's are kept).
 	ClientID, ClientHost string
+	// Classic is set for a client that speaks the classic protocol (classic.go).
+	Classic *ClassicClient
 }
 
 // Runner executes scenarios through a consumer Coordinator and appends every decision to Log.
@@ -159,8 +206,18 @@ func (r *Runner) Exec(text string) error {
 				r.Cfg.AssignmentIntervalMs, err = atoi32(v)
 			case "regexrefresh":
 				r.Cfg.RegexRefreshIntervalMs, err = strconv.ParseInt(v, 10, 64)
+			case "classicmaxsize":
+				r.Cfg.ClassicMaxSize, err = atoi32(v)
+			case "classicsession":
+				lo, hi, ok := strings.Cut(v, "-")
+				if !ok {
+					return fmt.Errorf("config classicsession=%s: want MIN-MAX", v)
+				}
+				if r.Cfg.ClassicMinSessionTimeoutMs, err = atoi32(lo); err == nil {
+					r.Cfg.ClassicMaxSessionTimeoutMs, err = atoi32(hi)
+				}
 			default:
-				return fmt.Errorf("unknown config %q (session, heartbeat, maxsize, assignors, migration, interval, regexrefresh)", k)
+				return fmt.Errorf("unknown config %q (session, heartbeat, maxsize, assignors, migration, interval, regexrefresh, classicmaxsize, classicsession)", k)
 			}
 			if err != nil {
 				return fmt.Errorf("config %s=%s: %w", k, v, err)
@@ -208,6 +265,39 @@ func (r *Runner) Exec(text string) error {
 		r.Now += n
 	case "tick":
 		return r.Tick()
+	case "timers":
+		for _, t := range r.Soft.Timers() {
+			r.printf("  timer %s %s %s at %d\n", t.Kind, t.Group, t.Member, t.At)
+		}
+	case "restart":
+		r.Soft = consumer.NewSoft()
+		r.Soft.Restore(r.Log.State(), r.Coord.Config, r.Now)
+	case "classicgroup":
+		return r.classicGroup(pos, args)
+	case "cjoin", "csync", "chb":
+		if err := need(1); err != nil {
+			return err
+		}
+		var err error
+		switch fields[0] {
+		case "cjoin":
+			_, _, err = r.ClassicJoin(pos[0], args)
+		case "csync":
+			_, _, err = r.ClassicSync(pos[0], args)
+		default:
+			_, _, err = r.ClassicHeartbeat(pos[0], args)
+		}
+		return err
+	case "cleave":
+		ids := slices.DeleteFunc(slices.Clone(pos), func(s string) bool { return s == "admin" })
+		if len(ids) == 0 {
+			return fmt.Errorf("cleave needs at least one client")
+		}
+		var inst *string
+		if v, ok := args["instance"]; ok {
+			inst = &v
+		}
+		return r.ClassicLeave(ids, slices.Contains(pos, "admin"), inst)
 	case "join", "hb", "leave":
 		if err := need(1); err != nil {
 			return err
@@ -228,7 +318,12 @@ func (r *Runner) Exec(text string) error {
 	case "commit", "fetch", "deloffsets", "delete", "describe":
 		return r.offsets(fields[0], pos, args)
 	case "state":
-		v, _ := r.Log.State().ConsumerGroup(r.Group)
+		var v any
+		if cg, ok := r.Log.State().ClassicGroup(r.Group); ok {
+			v = cg
+		} else {
+			v, _ = r.Log.State().ConsumerGroup(r.Group)
+		}
 		b, _ := json.Marshal(v)
 		r.printf("  %s\n", b)
 	default:
@@ -322,7 +417,7 @@ func (r *Runner) client(id string) *Client {
 	}
 	c = &Client{MemberID: id}
 	if g, ok := r.Log.State().ConsumerGroup(r.Group); ok {
-		for _, m := range g.Members {
+		for i, m := range g.Members {
 			if m.MemberID != id || m.MemberEpoch < 0 {
 				continue
 			}
@@ -335,10 +430,38 @@ func (r *Runner) client(id string) *Client {
 			for _, tp := range m.AssignedPartitions {
 				c.Owned = append(c.Owned, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: tp.TopicID, Partitions: slices.Clone(tp.Partitions)})
 			}
+			if m.ClassicMemberMetadata != nil {
+				r.adoptClassic(c, &g.Members[i])
+			}
+		}
+	}
+	if g, ok := r.Log.State().ClassicGroup(r.Group); ok {
+		for i := range g.Members {
+			if g.Members[i].MemberID == id {
+				adoptClassicGroupMember(c, &g, &g.Members[i])
+			}
 		}
 	}
 	r.Clients[id] = c
 	return c
+}
+
+// connection is what the broker sees of client c (id): its client id and host.
+func (r *Runner) connection(c *Client, id string) (string, string) {
+	if c.ClientID != "" {
+		return c.ClientID, c.ClientHost
+	}
+	return "client-" + id, "/127.0.0.1"
+}
+
+// resolveRegexes runs the resolution a decision scheduled, as a batch of its own.
+func (r *Runner) resolveRegexes(job *consumer.RegexResolution) error {
+	if job == nil {
+		return nil
+	}
+	recs, _ := r.Coord.ResolveRegexes(r.Log.State(), r.Soft, r.Meta, job.Group, r.Now)
+	r.printf("  regex resolution %s\n", strings.Join(job.Regexes, " "))
+	return r.append(recs)
 }
 
 // Heartbeat sends one request of a simulated client: cmd is join, hb or leave.
@@ -355,6 +478,7 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 	var err error
 	switch cmd {
 	case "join":
+		c.Classic = nil // a classic client that joins with this protocol switches to it
 		req.MemberEpoch = 0
 		req.RebalanceTimeoutMillis = 30000
 		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
@@ -423,10 +547,7 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 			return consumer.Result{}, err
 		}
 	}
-	clientID, clientHost := "client-"+id, "/127.0.0.1"
-	if c.ClientID != "" {
-		clientID, clientHost = c.ClientID, c.ClientHost
-	}
+	clientID, clientHost := r.connection(c, id)
 	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: clientID, ClientHost: clientHost, StateOffset: r.Log.NextOffset()}, r.Now)
 	r.printResponse(res)
 	if err := r.append(res.Records); err != nil {
@@ -454,14 +575,7 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 	case coordinator.ErrFencedMemberEpoch, coordinator.ErrUnknownMemberID:
 		c.Epoch, c.Owned = 0, nil
 	}
-	if res.RegexResolution != nil {
-		recs, _ := r.Coord.ResolveRegexes(r.Log.State(), r.Soft, r.Meta, res.RegexResolution.Group, r.Now)
-		r.printf("  regex resolution %s\n", strings.Join(res.RegexResolution.Regexes, " "))
-		if err := r.append(recs); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, r.resolveRegexes(res.RegexResolution)
 }
 
 func (r *Runner) fmtAssignment(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) string {
@@ -497,34 +611,51 @@ func (r *Runner) printResponse(res consumer.Result) {
 	r.printf("  < member=%s epoch=%d assignment=%s\n", id, resp.MemberEpoch, r.fmtAssignment(resp.Assignment))
 }
 
-// Converge heartbeats every joined client (sorted) until a full round writes no record and
+// Converge polls every joined client (sorted) until a full round writes no record and
 // returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
 	for round := 1; round <= maxRounds; round++ {
 		changed := false
 		for _, id := range slices.Sorted(maps.Keys(r.Clients)) {
-			c := r.Clients[id]
-			if !c.Joined {
-				continue
-			}
-			cmd := "hb"
-			if c.Epoch == 0 {
-				cmd = "join"
-			}
-			r.printf("> %s %s\n", cmd, id)
-			res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
+			moved, err := r.Poll(id)
 			if err != nil {
 				return round, err
 			}
-			if len(res.Records) > 0 || (res.Response.Assignment != nil && cmd == "hb") {
-				changed = true
-			}
+			changed = changed || moved
 		}
 		if !changed {
 			return round, nil
 		}
 	}
 	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+// Poll is one step of joined client id's poll loop, printed as the commands it sends: a
+// consumer-protocol client heartbeats (or joins, after losing its epoch); a classic client
+// joins and syncs when it must, otherwise heartbeats, and waits while the group is a classic
+// group (the classic coordinator's). changed reports records written, a new assignment or a
+// join.
+func (r *Runner) Poll(id string) (changed bool, err error) {
+	c := r.Clients[id]
+	if c == nil || !c.Joined {
+		return false, nil
+	}
+	if c.Classic != nil {
+		if _, ok := r.Log.State().ConsumerGroup(r.Group); !ok {
+			return false, nil
+		}
+		return r.classicSteps(id)
+	}
+	cmd := "hb"
+	if c.Epoch == 0 {
+		cmd = "join"
+	}
+	r.printf("> %s %s\n", cmd, id)
+	res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
+	if err != nil {
+		return false, err
+	}
+	return len(res.Records) > 0 || (res.Response.Assignment != nil && cmd == "hb"), nil
 }
 
 // parseCommits reads "t:0@10,1@20/u:0@5" into OffsetCommit topics.
