@@ -34,8 +34,10 @@
 //
 // Mode selects Strict (stop with a *Problem naming file, byte position, partition and base
 // offset) or Forensic (record each Problem in a Report, with what was skipped, and continue).
-// Report.Summary counts every problem and every skipped batch, record and byte by Kind; nothing
-// is skipped silently. The resync rule of forensic mode is documented in eventlog/segment.
+// Report.Summary counts every problem and every skipped batch, record and byte by Kind;
+// Report.Groups counts them per file and kind, and Report.Render writes them for a person, a
+// line per file and kind (a stale segment's thousands of superseded batches are one line) or,
+// verbose, a line each. Nothing is skipped silently. The resync rule of forensic mode is documented in eventlog/segment.
 //
 // This package also holds the Kafka v2 record codec (DecodeRecordsV2, AppendRecordV2) that both
 // backends share.

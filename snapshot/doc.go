@@ -5,16 +5,17 @@
 // payload: any value, in practice replay's groupstate.Dump plus its counters) together with a
 // Meta: the partition, the next offset replay continues from, the Kafka-version rules and
 // record layout the state was built with, the payload kind, an optional caller-supplied
-// creation time and display counters. The package knows nothing of groupstate: it encodes
+// creation time, display counters, and the identity of the log it was taken from (Log: a few
+// of its batches by offset and CRC, which the caller checks against the log it continues). The package knows nothing of groupstate: it encodes
 // whatever it is given, as long as the value's type encodes deterministically.
 //
-// # File format (version 1)
+// # File format (version 2)
 //
 // All integers are big-endian. CRC is CRC-32C (Castagnoli).
 //
 //	offset      size  field
 //	0           8     magic "CLOGSNAP"
-//	8           4     format version (1)
+//	8           4     format version (2)
 //	12          4     flags (0; any other value is rejected)
 //	16          4     meta length M (at most 1 MiB)
 //	20          4     CRC of the meta bytes
@@ -44,8 +45,11 @@
 // File names are snap-<partition, 10 digits>-<next offset, 20 digits>.snap, so that names
 // sort by partition and then by offset; the name must agree with the meta.
 //
-// Format history: 1 is the first version. A reader accepts versions 1 to FormatVersion;
-// testdata/ keeps a file of each version and a test loads them all.
+// Format history: 1 is the first version. 2 has the same framing and adds Meta.Log, the log's
+// identity: a field a reader must understand (a version-1 reader would ignore it and restore
+// the snapshot on any log), so the version says so and older readers refuse these files,
+// leaving them in place. A version-1 file reads with an empty Log. A reader accepts versions 1
+// to FormatVersion; testdata/ keeps a file of each version and a test loads them all.
 //
 // # Invariants
 //
@@ -71,5 +75,11 @@
 //     the caller refuses (say, other Kafka-version rules), is skipped and left in place.
 //     Every skip is reported (Loaded.Messages). Nothing usable is ErrNoSnapshot: replay the
 //     whole log.
+//   - Readers change nothing: a store opened with Options.ReadOnly (every command that only
+//     reads) does not create or clean its directory, leaves corrupt files in place (reported,
+//     not quarantined) and refuses writes; a missing directory is an empty store.
+//   - A directory that cannot be listed (permissions, a file in its place) does not stop a
+//     restore: Load reports it (Loaded.Unreadable) and returns ErrNoSnapshot, and the caller
+//     replays the whole log.
 //   - One writer process per store; within a process a Store is safe for concurrent use.
 package snapshot

@@ -13,9 +13,9 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// FormatVersion is the version of the file framing this package writes. Readers accept every
+// FormatVersion is the version of the file format this package writes. Readers accept every
 // version from 1 up to FormatVersion; see doc.go for what each one is.
-const FormatVersion uint32 = 1
+const FormatVersion uint32 = 2
 
 const (
 	magic        = "CLOGSNAP"
@@ -70,6 +70,21 @@ type Meta struct {
 	// Counters are named figures for display (records replayed, batches, ...), in the order
 	// given.
 	Counters []Counter
+	// Log identifies the log the state was replayed from (format 2; empty in format 1 files):
+	// a few of its batches, by offset and checksum, which a reader compares with the log it is
+	// about to continue, so that a snapshot is never restored on another log. The caller
+	// chooses the batches (replay/recovery: the first one and the last one replayed).
+	Log []LogMark `msgpack:",omitempty"`
+}
+
+// LogMark identifies one batch of a log: the batch a read of the log from Offset starts with
+// (the batch holding Offset, or the first one after it), by its offsets and its CRC as stored
+// (Kafka's batch CRC, which covers the batch's records).
+type LogMark struct {
+	Offset     int64
+	BaseOffset int64
+	LastOffset int64
+	CRC        uint32
 }
 
 // Counter is a named figure in Meta.

@@ -317,6 +317,7 @@ func TestFormatCompatibility(t *testing.T) {
 	want := sampleState(3, 2, 2)
 	wantMeta := meta(7, 4242)
 	wantMeta.CreatedAtUnixMilli = 1700000000000
+	wantMeta.Log = []snapshot.LogMark{{Offset: 0, BaseOffset: 0, LastOffset: 9, CRC: 0x1234abcd}, {Offset: 4241, BaseOffset: 4230, LastOffset: 4241, CRC: 0x9abcdef0}}
 	cur := filepath.Join("testdata", fmt.Sprintf("format-v%d.snap", snapshot.FormatVersion))
 	if *update {
 		require.NoError(t, os.WriteFile(cur, encode(t, wantMeta, want), 0o644))
@@ -333,7 +334,11 @@ func TestFormatCompatibility(t *testing.T) {
 		require.NoError(t, err, f)
 		require.Equal(t, v, h.Format)
 		require.Equal(t, want, got, f)
-		require.Equal(t, wantMeta, h.Meta, f)
+		m := wantMeta
+		if v < 2 {
+			m.Log = nil // format 2 added the log identity
+		}
+		require.Equal(t, m, h.Meta, f)
 		if v == snapshot.FormatVersion {
 			require.Equal(t, b, encode(t, wantMeta, want), "encoding changed: bump FormatVersion")
 		}
@@ -372,4 +377,64 @@ func TestLoadChecksumWhileDecoding(t *testing.T) {
 	require.Equal(t, []state{sampleState(30, 2, 4)}, decoded, "only the intact snapshot's payload is returned")
 	require.Len(t, l.Skipped, 1)
 	require.Equal(t, in.Name+".broken", l.Skipped[0].MovedTo)
+}
+
+// TestReadOnlyStore: a read-only store creates, cleans, moves and writes nothing: a missing
+// directory is an empty store, a corrupt snapshot is skipped and left in place, a leftover
+// temporary file stays, and writes fail with ErrReadOnly. A directory that cannot be listed
+// makes Load report it and return ErrNoSnapshot (replay the whole log).
+func TestReadOnlyStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	ro, err := snapshot.OpenStore(dir, snapshot.Options{ReadOnly: true})
+	require.NoError(t, err)
+	infos, err := ro.List(-1)
+	require.NoError(t, err)
+	require.Empty(t, infos)
+	_, err = ro.Load(0, func(*snapshot.Snapshot) error { return nil })
+	require.ErrorIs(t, err, snapshot.ErrNoSnapshot)
+	require.NoDirExists(t, dir, "a read-only store does not create its directory")
+
+	w, err := snapshot.OpenStore(dir, snapshot.Options{})
+	require.NoError(t, err)
+	good, err := w.Write(meta(0, 10), sampleState(1, 1, 1))
+	require.NoError(t, err)
+	bad, err := w.Write(meta(0, 20), sampleState(1, 1, 1))
+	require.NoError(t, err)
+	b, err := os.ReadFile(bad.Path)
+	require.NoError(t, err)
+	b[len(b)/2] ^= 1
+	require.NoError(t, os.WriteFile(bad.Path, b, 0o644))
+	tmp := filepath.Join(dir, snapshot.Name(0, 30)+".tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
+
+	ro, err = snapshot.OpenStore(dir, snapshot.Options{ReadOnly: true})
+	require.NoError(t, err)
+	require.FileExists(t, tmp, "a read-only store leaves temporary files")
+	loaded, err := ro.Load(0, func(sn *snapshot.Snapshot) error { var st state; return sn.Decode(&st) })
+	require.NoError(t, err)
+	require.Equal(t, good.Name, loaded.Used.Name)
+	require.Len(t, loaded.Skipped, 1)
+	require.Empty(t, loaded.Skipped[0].MovedTo)
+	require.Contains(t, loaded.Messages()[0], "left in place (snapshot create moves it aside)")
+	require.FileExists(t, bad.Path, "a read-only store moves nothing aside")
+	_, err = ro.Write(meta(0, 40), sampleState(1, 1, 1))
+	require.ErrorIs(t, err, snapshot.ErrReadOnly)
+	_, err = ro.Prune(0, 1)
+	require.ErrorIs(t, err, snapshot.ErrReadOnly)
+	_, err = ro.SetAside(bad.Name)
+	require.ErrorIs(t, err, snapshot.ErrReadOnly)
+
+	// A file where the directory should be cannot be listed.
+	notADir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o644))
+	_, err = snapshot.OpenStore(notADir, snapshot.Options{})
+	require.Error(t, err, "a writable store needs its directory")
+	ro, err = snapshot.OpenStore(notADir, snapshot.Options{ReadOnly: true})
+	require.NoError(t, err)
+	loaded, err = ro.Load(0, func(*snapshot.Snapshot) error { return nil })
+	require.ErrorIs(t, err, snapshot.ErrNoSnapshot)
+	require.ErrorIs(t, loaded.Unreadable, snapshot.ErrUnreadable)
+	require.Contains(t, loaded.Messages()[0], "replaying from the start of the log")
+	_, err = ro.List(-1)
+	require.ErrorIs(t, err, snapshot.ErrUnreadable, "listing is what was asked for: an error")
 }

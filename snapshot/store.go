@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // File name suffixes.
@@ -27,7 +28,18 @@ type Options struct {
 	// deleted after the new one is durable. 0 keeps all. Quarantined (*.broken) files are
 	// never deleted: they are evidence.
 	Retain int
+	// ReadOnly opens the store for reading only: the directory is neither created nor
+	// cleaned, Load leaves a corrupt snapshot where it is (reported, not quarantined), and
+	// Write, Prune and SetAside fail with ErrReadOnly. A missing directory is an empty store.
+	// Readers use it, so that they work on read-only media and beside a writer.
+	ReadOnly bool
 }
+
+// ErrReadOnly is wrapped by the error of a write to a store opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("snapshot: store opened read-only")
+
+// ErrUnreadable is wrapped by the error of a store whose directory cannot be listed.
+var ErrUnreadable = errors.New("snapshot: cannot read the snapshot directory")
 
 // Store is a directory of snapshot files, one or more per partition. One process writes a
 // store at a time (the Pebble log next to it holds the database lock); within a process the
@@ -80,8 +92,12 @@ func ParseName(name string) (p int32, next int64, ok bool) {
 }
 
 // OpenStore opens (creating if needed) the snapshot store in dir. Temporary files left by a
-// write that crashed are removed: by construction they were never a snapshot.
+// write that crashed are removed: by construction they were never a snapshot. With
+// opts.ReadOnly it touches nothing and does not even read the directory (Load and List do).
 func OpenStore(dir string, opts Options) (*Store, error) {
+	if opts.ReadOnly {
+		return &Store{dir: dir, opts: opts}, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshot: create store: %w", err)
 	}
@@ -118,6 +134,9 @@ func (s *Store) Write(meta Meta, payload any) (Info, error) {
 	if meta.Partition < 0 || meta.NextOffset < 0 {
 		return Info{}, fmt.Errorf("snapshot: write: negative partition %d or offset %d", meta.Partition, meta.NextOffset)
 	}
+	if s.opts.ReadOnly {
+		return Info{}, fmt.Errorf("%w: write %s", ErrReadOnly, s.dir)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name := Name(meta.Partition, meta.NextOffset)
@@ -126,6 +145,9 @@ func (s *Store) Write(meta Meta, payload any) (Info, error) {
 	size, err := s.writeTemp(tmp, meta, payload)
 	if err != nil {
 		_ = os.Remove(tmp)
+		if errors.Is(err, syscall.ENOSPC) {
+			return Info{}, fmt.Errorf("snapshot: write %s: %w: free space on the filesystem of %s, then run the same command again (the older snapshots are untouched)", name, err, s.dir)
+		}
 		return Info{}, fmt.Errorf("snapshot: write %s: %w", name, err)
 	}
 	if err := s.hook("rename"); err != nil {
@@ -210,11 +232,15 @@ func syncDir(dir string) error {
 }
 
 // names returns the snapshot file names of partition p (all partitions when p < 0), newest
-// first within a partition, partitions ascending.
+// first within a partition, partitions ascending. A read-only store whose directory does not
+// exist is empty.
 func (s *Store) names(p int32) ([]Info, error) {
 	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) && s.opts.ReadOnly {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: list: %w", err)
+		return nil, fmt.Errorf("%w %s: %v", ErrUnreadable, s.dir, err)
 	}
 	var out []Info
 	for _, e := range ents {
@@ -394,13 +420,16 @@ type Skipped struct {
 	Info
 	Err error
 	// MovedTo is the quarantine name when the file was corrupt and moved aside; empty when
-	// it was left in place (a newer format, or refused by the caller).
+	// it was left in place (a newer format, refused by the caller, or a read-only store).
 	MovedTo string
 }
 
 func (sk Skipped) String() string {
-	if sk.MovedTo != "" {
+	switch {
+	case sk.MovedTo != "":
 		return fmt.Sprintf("snapshot %s is unusable (%v): moved aside to %s", sk.Name, sk.Err, sk.MovedTo)
+	case errors.Is(sk.Err, ErrCorrupt):
+		return fmt.Sprintf("snapshot %s is unusable (%v): left in place (snapshot create moves it aside)", sk.Name, sk.Err)
 	}
 	return fmt.Sprintf("snapshot %s skipped (%v): left in place", sk.Name, sk.Err)
 }
@@ -411,11 +440,17 @@ type Loaded struct {
 	Used *Info
 	// Skipped are the newer snapshots that were tried and not used, newest first.
 	Skipped []Skipped
+	// Unreadable is why the store's directory could not be listed (nil when it could): Load
+	// then returns ErrNoSnapshot, so that the caller replays the whole log.
+	Unreadable error
 }
 
 // Messages describes, one line each, every snapshot skipped and what was used.
 func (l Loaded) Messages() []string {
 	var out []string
+	if l.Unreadable != nil {
+		out = append(out, fmt.Sprintf("warning: %v: no snapshot can be used, replaying from the start of the log", l.Unreadable))
+	}
 	for _, sk := range l.Skipped {
 		out = append(out, sk.String())
 	}
@@ -432,10 +467,11 @@ func (l Loaded) Messages() []string {
 // use is called with each whose header, meta and trailer check, and its Decode matches the
 // checksum of the whole file in the same pass that decodes the payload (so use must
 // return Decode's error: a mismatch is ErrCorrupt). A corrupt or truncated file is renamed
-// to <name>.broken (never deleted) and the next older one tried; a file of a newer format, or
-// one use refuses with an error that is not ErrCorrupt, is left in place and skipped. The
-// Loaded result says what was skipped and why. When nothing is usable Load returns
-// ErrNoSnapshot (with Loaded.Skipped filled): replay the whole log.
+// to <name>.broken (never deleted; a read-only store leaves it in place) and the next older
+// one tried; a file of a newer format, or one use refuses with an error that is not
+// ErrCorrupt, is left in place and skipped. The Loaded result says what was skipped and why.
+// When nothing is usable, or the directory cannot be listed (Loaded.Unreadable), Load returns
+// ErrNoSnapshot: replay the whole log.
 func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 	var l Loaded
 	if p < 0 {
@@ -444,6 +480,10 @@ func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	infos, err := s.names(p)
+	if errors.Is(err, ErrUnreadable) {
+		l.Unreadable = err
+		return l, ErrNoSnapshot
+	}
 	if err != nil {
 		return l, err
 	}
@@ -460,7 +500,7 @@ func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 			in = sn.Info
 		}
 		sk := Skipped{Info: in, Err: err}
-		if errors.Is(err, ErrCorrupt) {
+		if errors.Is(err, ErrCorrupt) && !s.opts.ReadOnly {
 			moved, qerr := s.quarantine(in.Name)
 			if qerr != nil {
 				return l, fmt.Errorf("snapshot: %s is corrupt (%v) and could not be moved aside: %w", in.Name, err, qerr)
@@ -479,6 +519,9 @@ func (s *Store) Load(p int32, use func(*Snapshot) error) (Loaded, error) {
 func (s *Store) SetAside(name string) (string, error) {
 	if _, err := s.info(name); err != nil {
 		return "", err
+	}
+	if s.opts.ReadOnly {
+		return "", fmt.Errorf("%w: set aside %s", ErrReadOnly, name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -504,8 +547,11 @@ func (s *Store) quarantine(name string) (string, error) {
 // Broken lists the quarantined files (*.broken, *.broken.N), sorted by name.
 func (s *Store) Broken() ([]string, error) {
 	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) && s.opts.ReadOnly {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: list: %w", err)
+		return nil, fmt.Errorf("%w %s: %v", ErrUnreadable, s.dir, err)
 	}
 	var out []string
 	for _, e := range ents {
@@ -519,6 +565,9 @@ func (s *Store) Broken() ([]string, error) {
 // Prune deletes the snapshots of partition p beyond the newest keep, and returns their
 // names. Quarantined files are not touched.
 func (s *Store) Prune(p int32, keep int) ([]string, error) {
+	if s.opts.ReadOnly {
+		return nil, fmt.Errorf("%w: prune %s", ErrReadOnly, s.dir)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.prune(p, keep)

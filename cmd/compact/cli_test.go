@@ -166,15 +166,42 @@ func TestDryRun(t *testing.T) {
 	assert.Equal(t, len(before), len(after))
 }
 
+// TestUsage: every flag compact validates, with the exit code (2: a bad command line) and what
+// the message says; RELIABILITY.md's "Command line" section points here.
 func TestUsage(t *testing.T) {
-	code, _, _ := runCLI()
-	assert.Equal(t, exitUsage, code)
-	code, _, stderr := runCLI("x", "--out", "y", "--in-place")
-	assert.Equal(t, exitUsage, code, stderr)
-	code, _, _ = runCLI("x", "--out", "y", "--now", "yesterday")
-	assert.Equal(t, exitUsage, code)
-	code, _, _ = runCLI("x", "--bogus")
-	assert.Equal(t, exitUsage, code)
+	in := "../../fixtures/real/consumer/__consumer_offsets-0"
+	for _, c := range []struct {
+		args string
+		code int
+		msg  string // a substring of stderr (stdout for code 0)
+	}{
+		{"", exitUsage, "compact needs one input"},
+		{"x y --dry-run", exitUsage, "compact needs one input"},
+		{"x --out y --in-place", exitUsage, "give --out DIR or --in-place (or --dry-run)"},
+		{"x --dry-run --now yesterday", exitUsage, "--now"},
+		{"x --bogus", exitUsage, "unknown flag --bogus (compact --help lists the flags)"},
+		{"x --in-plac", exitUsage, "unknown flag --in-plac; did you mean --in-place?"},
+		{"x --dry-run --segment-bytes 0", exitUsage, "--segment-bytes 0: output segments need a positive size"},
+		{"x --dry-run --index-memory -1", exitUsage, "--index-memory -1: give at least 1048576 bytes"},
+		{"x --dry-run --index-memory 1000", exitUsage, "--index-memory 1000: give at least 1048576 bytes"},
+		{"x --dry-run --delete-retention -1h", exitUsage, "--delete-retention -1h0m0s: a retention is 0 or more"},
+		{"x --dry-run --producer-expiration -1s", exitUsage, "--producer-expiration -1s: an expiration is 0 or more"},
+		{"x --dry-run --kafka-version 3.9", exitUsage, `unsupported Kafka version "3.9"`},
+		{"x --dry-run --quiet --verbose", exitUsage, "--quiet and --verbose exclude each other"},
+		{"--version", exitOK, "compact "},
+		{in + " --dry-run --now 2027-01-01T00:00:00Z --quiet", exitOK, "would remove"},
+		{"/nonexistent --dry-run", exitFailure, "/nonexistent"},
+	} {
+		t.Run(c.args, func(t *testing.T) {
+			code, stdout, stderr := runCLI(strings.Fields(c.args)...)
+			require.Equal(t, c.code, code, "stdout: %s\nstderr: %s", stdout, stderr)
+			got := stderr
+			if c.code == exitOK {
+				got = stdout
+			}
+			require.Contains(t, got, c.msg)
+		})
+	}
 }
 
 // writeLog writes batches as a partition directory.
@@ -239,7 +266,7 @@ func TestCorruptInput(t *testing.T) {
 
 	code, _, stderr = runCLI(dir, "--out", out, "--now", "2027-01-01T00:00:00Z", "--quiet", "--forensic")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, "problem(s) in the input")
+	assert.Regexp(t, `[0-9]+ problems? in the input \(--verbose lists each\):\n  .*: [0-9]+ [a-z-]+ problems? \(skipped`, stderr)
 	assert.DirExists(t, out)
 }
 
@@ -367,7 +394,7 @@ func TestInPlaceDatabaseSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	e := replay.New(0, replayOpts())
 	require.NoError(t, e.Run(context.Background(), l, 1)) // the state before the tombstone
-	_, err = recovery.TakeSnapshot(store, e, 0)
+	_, err = recovery.TakeSnapshot(store, l, e, 0)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 
@@ -399,15 +426,20 @@ func TestInPlaceDatabaseSnapshots(t *testing.T) {
 	assert.True(t, groupstate.Equal(full.State(), rec.Engine.State()))
 
 	// Why the old snapshot had to go: restored, with the compacted log after it replayed, it
-	// brings back the offset the compacted log deleted.
-	old, err := snapshot.OpenStore(recovery.StoreDir(db+".compact-old"), snapshot.Options{})
+	// brings back the offset the compacted log deleted. Recovery refuses it (the batches its
+	// log identity names are not the compacted log's); restored by hand, it shows why.
+	old, err := snapshot.OpenStore(recovery.StoreDir(db+".compact-old"), snapshot.Options{ReadOnly: true})
 	require.NoError(t, err)
 	rec, err = recovery.Recover(context.Background(), l, old, 0, recovery.Options{Options: replayOpts()})
 	require.NoError(t, err)
-	require.NotNil(t, rec.Snapshot)
-	_, hasG = rec.Engine.State().Offset("g", "t", 0)
+	require.Nil(t, rec.Snapshot)
+	assert.Contains(t, strings.Join(rec.Messages(), "\n"), "taken from another log")
+	restored, _, err := recovery.LoadSnapshot(old, snapshot.Name(0, 1), replayOpts())
+	require.NoError(t, err)
+	require.NoError(t, restored.Run(context.Background(), l, math.MaxInt64))
+	_, hasG = restored.State().Offset("g", "t", 0)
 	assert.True(t, hasG, "old snapshot + compacted tail keeps the deleted offset")
-	assert.False(t, groupstate.Equal(full.State(), rec.Engine.State()))
+	assert.False(t, groupstate.Equal(full.State(), restored.State()))
 	require.NoError(t, l.Close())
 
 	// --out leaves the original's snapshots with it, and gives the output its own;

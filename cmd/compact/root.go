@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/compact"
@@ -16,6 +17,7 @@ import (
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
+	"github.com/coordlog/coordlog/replay/query"
 	"github.com/coordlog/coordlog/replay/recovery"
 )
 
@@ -47,6 +49,7 @@ type flags struct {
 	tempDir            string
 	segmentBytes       int64
 	quiet              bool
+	verbose            bool
 	exact              bool
 }
 
@@ -66,7 +69,13 @@ Before anything is published, the original and the compacted log are replayed an
 coordinator states must be equal. The output is written next to its destination, synced, and
 renamed into place (--out) or swapped with the input atomically (--in-place); a re-run
 completes an interrupted swap.`,
-		Args:          cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("compact needs one input: a __consumer_offsets-N directory, a log directory or a coordlog database (got %d)", len(args))}
+			}
+			return nil
+		},
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,9 +96,11 @@ completes an interrupted swap.`,
 	fl.Int64Var(&f.indexMemory, "index-memory", compact.DefaultIndexMemory, "bytes of key index kept in memory before spilling sorted runs to disk")
 	fl.StringVar(&f.tempDir, "temp-dir", "", "where spilled index runs go (default: the system temp directory)")
 	fl.Int64Var(&f.segmentBytes, "segment-bytes", 100<<20, "roll output segment files at this size")
-	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines or notes on stderr (damaged input and errors still)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "every skipped batch and ignored file on its own line, instead of counts per file and kind")
 	fl.BoolVar(&f.exact, "exact", false, "the proof tolerates no difference at all, not even an implicit group (no members or metadata, created by replaying offset commits) that Kafka's cleaner also makes appear or vanish")
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
+	cmd.SetVersionTemplate("compact {{.Version}}\n")
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
@@ -99,15 +110,58 @@ completes an interrupted swap.`,
 	}
 	fmt.Fprintln(stderr, "compact:", err)
 	var ue usageError
-	if errors.As(err, &ue) || strings.Contains(err.Error(), "arg(s)") {
+	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitFailure
 }
 
+// flagError turns pflag's parse errors into usage errors; an unknown flag gets the flags
+// closest to it.
+func flagError(c *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
+		return usageError{err}
+	}
+	name := ne.GetSpecifiedName()
+	var flags []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, f.Name) })
+	msg := fmt.Sprintf("unknown flag --%s", name)
+	if s := query.Suggest(name, flags, 3); len(s) > 0 {
+		msg += "; did you mean --" + strings.Join(s, " or --") + "?"
+	} else {
+		msg += " (compact --help lists the flags)"
+	}
+	return usageError{errors.New(msg)}
+}
+
+// minIndexMemory is the smallest --index-memory: below it the key index spills a sorted run
+// every few thousand keys and the proof replays the log once per few thousand keys.
+const minIndexMemory = 1 << 20
+
+// check refuses flag values that cannot be meant.
+func (f *flags) check() error {
+	switch {
+	case f.quiet && f.verbose:
+		return errors.New("--quiet and --verbose exclude each other")
+	case f.segmentBytes <= 0:
+		return fmt.Errorf("--segment-bytes %d: output segments need a positive size (Kafka's offsets.topic.segment.bytes is 104857600)", f.segmentBytes)
+	case f.indexMemory < minIndexMemory:
+		return fmt.Errorf("--index-memory %d: give at least %d bytes (1 MiB; the default is %d)", f.indexMemory, minIndexMemory, compact.DefaultIndexMemory)
+	case f.deleteRetention < 0:
+		return fmt.Errorf("--delete-retention %s: a retention is 0 or more", f.deleteRetention)
+	case f.producerExpiration < 0:
+		return fmt.Errorf("--producer-expiration %s: an expiration is 0 or more", f.producerExpiration)
+	}
+	return nil
+}
+
 func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Writer) error {
 	if !f.dryRun && f.inPlace == (f.out != "") {
 		return usageError{errors.New("give --out DIR or --in-place (or --dry-run)")}
+	}
+	if err := f.check(); err != nil {
+		return usageError{err}
 	}
 	now := clock()
 	if f.now != "" {
@@ -139,7 +193,7 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	opts.IndexMemory = f.indexMemory
 	opts.TempDir = f.tempDir
 	job := &compact.Job{
-		Input: path, Output: f.out, InPlace: f.inPlace, Options: opts, Mode: mode,
+		Input: path, Output: f.out, InPlace: f.inPlace, Options: opts, Mode: mode, KeepAllProblems: f.verbose,
 		SegmentBytes: f.segmentBytes, DryRun: f.dryRun, KeepBackup: f.keepBackup,
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "compact: "+format+"\n", args...) }
@@ -154,8 +208,12 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	job.Snapshot = recovery.CompactedSnapshots{Options: recovery.Options{Options: ropts}, CreatedAt: now.UnixMilli()}.Take
 	start := time.Now()
 	res, err := job.Run(ctx)
-	if res != nil {
-		printReport(stderr, res.Report)
+	if res != nil && res.Report != nil {
+		notes := stderr
+		if f.quiet {
+			notes = io.Discard
+		}
+		res.Report.Render(notes, stderr, f.verbose)
 	}
 	if err != nil {
 		var p *eventlog.Problem
@@ -172,21 +230,6 @@ func runCompact(ctx context.Context, path string, f flags, stdout, stderr io.Wri
 	return nil
 }
 
-func printReport(w io.Writer, r *eventlog.Report) {
-	if r == nil {
-		return
-	}
-	for _, warn := range r.Warnings() {
-		fmt.Fprintln(w, "warning:", warn)
-	}
-	if n := r.Count(); n > 0 {
-		fmt.Fprintf(w, "%d problem(s) in the input (left out of the output):\n", n)
-		for _, l := range r.ProblemLines() {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
-}
-
 func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took time.Duration) {
 	verb := "removed"
 	if dry {
@@ -194,8 +237,9 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 	}
 	for _, p := range res.Partitions {
 		st := res.Stats[p]
-		fmt.Fprintf(w, "partition %d: in %d batches, %d records, %d bytes; out %d batches (%d header-only), %d records",
-			p, st.InBatches, st.InRecords, st.InBytes, st.OutBatches, st.EmptyBatches, st.OutRecords)
+		fmt.Fprintf(w, "partition %d: in  %d batches, %d records, %d bytes\n", p, st.InBatches, st.InRecords, st.InBytes)
+		fmt.Fprintf(w, "%s out %d batches (%d header-only), %d records", strings.Repeat(" ", len(fmt.Sprintf("partition %d:", p))),
+			st.OutBatches, st.EmptyBatches, st.OutRecords)
 		if !dry {
 			fmt.Fprintf(w, ", %d bytes", st.OutBytes)
 		}
@@ -208,12 +252,14 @@ func printStats(w io.Writer, res *compact.Result, dry bool, now time.Time, took 
 		fmt.Fprintf(w, "  %-18s %10d records %12d bytes\n", r, c.Records, c.Bytes)
 	}
 	tot := t.RemovedTotal()
-	fmt.Fprintf(w, "  %-18s %10d records %12d bytes (%d batches dropped, %d rebuilt, %d newly stamped with a delete horizon, %d past the last stable offset kept as is)\n",
-		"total", tot.Records, tot.Bytes, t.DroppedBatches, t.Rebuilt, t.Stamped, t.Uncleanable)
+	fmt.Fprintf(w, "  %-18s %10d records %12d bytes\n", "total", tot.Records, tot.Bytes)
+	fmt.Fprintf(w, "batches: %d dropped, %d rebuilt, %d newly stamped with a delete horizon,\n", t.DroppedBatches, t.Rebuilt, t.Stamped)
+	fmt.Fprintf(w, "  %d past the last stable offset kept as they are\n", t.Uncleanable)
 	if !dry {
 		for _, line := range res.Snapshots {
 			fmt.Fprintf(w, "snapshots: %s\n", line)
 		}
-		fmt.Fprintf(w, "proof: original and compacted logs replay to equal state; published %s (%s)\n", res.Published, took.Round(time.Millisecond))
+		fmt.Fprintln(w, "proof: original and compacted logs replay to equal state")
+		fmt.Fprintf(w, "published %s (%s)\n", res.Published, took.Round(time.Millisecond))
 	}
 }

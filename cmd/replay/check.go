@@ -112,16 +112,16 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 		return nil
 	}
 	out.Flush()
-	return exitCodeError{code: exitFindings, msg: "check found " + countOf(len(findings), "finding", "findings")}
+	return exitCodeError{code: exitFindings, msg: "check found " + plural(int64(len(findings)), "finding")}
 }
 
 func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numParts int32, findings []audit.Finding, width int) {
-	placement := fmt.Sprintf("partition placement checked against %s", countOf(int(numParts), "partition", "partitions"))
+	placement := fmt.Sprintf("partition placement checked against %s", plural(int64(int(numParts)), "partition"))
 	if numParts == 0 {
 		placement = "partition placement not checked (give --num-partitions)"
 	}
-	writeWrapped(out, "", fmt.Sprintf("checked %s, %s (Kafka %s rules); %s", countOf(parts, "partition", "partitions"),
-		countOf(int(records), "record", "records"), r.opts.Version, placement), width)
+	writeWrapped(out, "", fmt.Sprintf("checked %s, %s (Kafka %s rules); %s", plural(int64(parts), "partition"),
+		plural(int64(int(records)), "record"), r.opts.Version, placement), width)
 	if len(findings) == 0 {
 		fmt.Fprintln(out, "no findings")
 		return
@@ -154,7 +154,7 @@ func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numPar
 	}
 	sort.Strings(kinds)
 	fmt.Fprintln(out)
-	writeWrapped(out, "", countOf(len(findings), "finding", "findings")+": "+strings.Join(kinds, ", "), width)
+	writeWrapped(out, "", plural(int64(len(findings)), "finding")+": "+strings.Join(kinds, ", "), width)
 }
 
 // checkJSON is check's --format json (docs/json/check.schema.json).

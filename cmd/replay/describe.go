@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -37,8 +36,9 @@ share groups, tasks of streams groups), the topology of streams groups and the c
 offsets. --at-offset shows the state as it was after that offset.
 
 The table reads like kafka-consumer-groups --describe --members --verbose and
-kafka-streams-groups --describe. --format json prints a stable document (see
-cmd/replay/README.md) whose groups are groupstate.Group values.
+kafka-streams-groups --describe; where the members do not fit the width, each member is a
+block of one field per line (--wide keeps one line per member). --format json prints a
+document described by the JSON Schema docs/json/describe.schema.json.
 
 Topic ids are shown as names where the log itself names them (offset commits of Kafka 4.1+
 carry topic ids, share-group state metadata and 4.0 partition metadata carry both).`,
@@ -60,14 +60,19 @@ carry topic ids, share-group state metadata and 4.0 partition metadata carry bot
 	return cmd
 }
 
-// describeDoc is the JSON document of describe. Its shape is part of coordlog's interface.
+// describeDoc is what describe prints, as a table or as JSON. The JSON's shape is part of
+// coordlog's interface (docs/json/describe.schema.json); groups and offsets are written through
+// jsondoc.go's types.
 type describeDoc struct {
-	KafkaVersion string `json:"kafkaVersion"`
-	AtOffset     *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
+	SchemaVersion int    `json:"schemaVersion"`
+	KafkaVersion  string `json:"kafkaVersion"`
+	AtOffset      *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
 	// AtTime is --at-time as resolved (each partition's position says where it fell).
 	AtTime     *string           `json:"atTime,omitempty"`
 	Partitions []describePartDoc `json:"partitions"`
 	Violations []describeViolDoc `json:"violations,omitempty"`
+	// names resolves topic ids to names across every partition read (ids are the cluster's).
+	names topicNames
 }
 
 type describePartDoc struct {
@@ -76,7 +81,9 @@ type describePartDoc struct {
 	NextOffset int64           `json:"nextOffset"`
 	// Position is where --at-offset or --at-time fell in this partition (absent at the end).
 	Position *query.Position `json:"position,omitempty"`
-	Records  int64           `json:"recordsReplayed"`
+	// Records is how many records this run replayed: all, or those after Snapshot.
+	Records  int64         `json:"recordsReplayed"`
+	Snapshot *restoredFrom `json:"snapshot,omitempty"` // --from-snapshot: the snapshot restored
 	// TopicNames maps topic ids to names, as far as the log names them.
 	TopicNames []topicName        `json:"topicNames,omitempty"`
 	Groups     []describeGroupDoc `json:"groups"`
@@ -151,7 +158,7 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 		if f.format == "json" {
 			return writeDescribeJSON(out, doc)
 		}
-		printDescribe(out, doc, f.group != "")
+		printDescribe(out, doc, widthOf(stdout))
 		return nil
 	}
 	if f.group != "" {
@@ -166,17 +173,18 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 }
 
 func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool) describeDoc {
-	doc := describeDoc{KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}}
+	doc := describeDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}, names: topicNames{}}
 	doc.AtOffset, doc.AtTime = pointDoc(r.at)
 	for i, res := range r.results {
 		e := res.Engine
 		st := e.State()
-		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: e.Stats().Records, Groups: []describeGroupDoc{}}
+		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: r.recordsReplayed(i), Snapshot: r.snapshotOf(i), Groups: []describeGroupDoc{}}
 		if pos := r.position(i); pos != nil && !pos.AtEnd() {
 			pd.Position = pos
 		}
 		for id, n := range st.TopicNames() {
 			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id.String(), Name: n})
+			doc.names[id.String()] = n
 		}
 		slices.SortFunc(pd.TopicNames, func(a, b topicName) int { return strings.Compare(a.TopicID, b.TopicID) })
 		for _, g := range st.Groups() {
@@ -204,28 +212,28 @@ func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]boo
 	return doc
 }
 
-func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
+func printDescribe(w io.Writer, doc describeDoc, width int) {
 	for _, p := range doc.Partitions {
-		fmt.Fprintf(w, "Partition %d: state at %s (next offset %d, %d records replayed, Kafka %s rules)\n",
-			p.Partition, positionLabel(p.Position), p.NextOffset, p.Records, doc.KafkaVersion)
-		names := map[string]string{}
-		for _, t := range p.TopicNames {
-			names[t.TopicID] = t.Name
+		replayed := plural(p.Records, "record") + " replayed"
+		if p.Snapshot != nil {
+			replayed = fmt.Sprintf("snapshot at offset %d and %s replayed after it", p.Snapshot.NextOffset, plural(p.Records, "record"))
 		}
+		fmt.Fprintf(w, "Partition %d: state at %s (next offset %d, %s, Kafka %s rules)\n",
+			p.Partition, positionLabel(p.Position), p.NextOffset, replayed, doc.KafkaVersion)
 		if len(p.Groups) == 0 {
 			fmt.Fprintln(w, "  no groups")
 		}
 		for _, g := range p.Groups {
 			fmt.Fprintln(w)
-			printGroup(w, p.withOffsets(g), names)
+			printGroup(w, p.withOffsets(g), doc.names, width)
 		}
 		if len(p.OrphanOffsets) > 0 {
 			fmt.Fprintf(w, "\nCommitted offsets of groups that no longer exist:\n")
-			printOffsets(w, p.OrphanOffsets, true)
+			printOffsets(w, p.OrphanOffsets, true, width)
 		}
 		for _, pt := range p.PendingTransactions {
 			fmt.Fprintf(w, "\nOpen transaction of producer %d (pending, not visible as committed offsets):\n", pt.ProducerID)
-			printOffsets(w, pt.Offsets, true)
+			printOffsets(w, pt.Offsets, true, width)
 		}
 		fmt.Fprintln(w)
 	}
@@ -233,8 +241,6 @@ func printDescribe(w io.Writer, doc describeDoc, oneGroup bool) {
 		fmt.Fprintf(w, "violation: %s\n", v.Error)
 	}
 }
-
-func tw(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
 func strp(s *string) string {
 	if s == nil {
@@ -300,28 +306,27 @@ func tasksLabel[T any](ts []T, get func(T) (string, []int32)) string {
 func taskE(t groupstate.TaskIDsWithEpochs) (string, []int32) { return t.SubtopologyID, t.Partitions }
 func task(t groupstate.TaskIDs) (string, []int32)            { return t.SubtopologyID, t.Partitions }
 
-func printGroup(w io.Writer, g describeGroupDoc, names map[string]string) {
+func printGroup(w io.Writer, g describeGroupDoc, names map[string]string, width int) {
 	switch {
 	case g.Classic != nil:
-		printClassicGroup(w, g.GroupID, g.Classic)
+		printClassicGroup(w, g.GroupID, g.Classic, width)
 	case g.Consumer != nil:
-		printConsumerGroup(w, g.GroupID, g.Consumer, names)
+		printConsumerGroup(w, g.GroupID, g.Consumer, names, width)
 	case g.Share != nil:
-		printShareGroup(w, g.GroupID, g.Share, names)
+		printShareGroup(w, g.GroupID, g.Share, names, width)
 	case g.Streams != nil:
-		printStreamsGroup(w, g.GroupID, g.Streams)
+		printStreamsGroup(w, g.GroupID, g.Streams, width)
 	}
 	if len(g.Offsets) > 0 {
-		printOffsets(w, g.Offsets, false)
+		printOffsets(w, g.Offsets, false, width)
 	}
 }
 
-func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup) {
+func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup, width int) {
 	fmt.Fprintf(w, "GROUP %s  TYPE classic  STATE %s  PROTOCOL-TYPE %q  GENERATION %d  PROTOCOL %s  LEADER %s  MEMBERS %d\n",
 		id, c.State, c.ProtocolType, c.Generation, strp(c.Protocol), strp(c.Leader), len(c.Members))
 	if len(c.Members) > 0 {
-		t := tw(w)
-		fmt.Fprintln(t, "  MEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tHOST\tSESSION-TIMEOUT\tREBALANCE-TIMEOUT\tSUBSCRIPTION\tASSIGNMENT")
+		t := newVerticalTable("  ", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SESSION-TIMEOUT", "REBALANCE-TIMEOUT", "SUBSCRIPTION", "ASSIGNMENT")
 		for _, m := range c.Members {
 			sub, asg := "(not decoded)", "(not decoded)"
 			if m.ProtocolDecoded {
@@ -332,14 +337,14 @@ func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup) {
 				}
 				asg = strings.Join(parts, ";")
 			}
-			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
-				m.SessionTimeoutMs, m.RebalanceTimeoutMs, dash(sub), dash(asg))
+			t.add(m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
+				strconv.Itoa(int(m.SessionTimeoutMs)), strconv.Itoa(int(m.RebalanceTimeoutMs)), dash(sub), dash(asg))
 		}
-		t.Flush()
+		t.write(w, width)
 	}
 }
 
-func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, names map[string]string) {
+func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, names map[string]string, width int) {
 	fmt.Fprintf(w, "GROUP %s  TYPE consumer  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
 		id, c.State, c.GroupEpoch, c.AssignmentEpoch, len(c.Members))
 	target := map[string][]groupstate.TopicPartitions{}
@@ -347,21 +352,20 @@ func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, nam
 		target[ta.MemberID] = ta.Partitions
 	}
 	if len(c.Members) > 0 {
-		t := tw(w)
-		fmt.Fprintln(t, "  MEMBER-ID\tINSTANCE-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tPENDING-REVOCATION\tTARGET-ASSIGNMENT")
+		t := newVerticalTable("  ", "MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "PENDING-REVOCATION", "TARGET-ASSIGNMENT")
 		for _, m := range c.Members {
 			subs := slices.Clone(m.SubscribedTopicNames)
 			if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
 				subs = append(subs, "regex "+*m.SubscribedTopicRegex)
 			}
 			sub := strings.Join(subs, ",")
-			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
-				m.MemberEpoch, m.StateName, dash(sub),
+			t.add(m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
+				strconv.Itoa(int(m.MemberEpoch)), m.StateName, dash(sub),
 				partitionsLabel(m.AssignedPartitions, withEpochs, names), partitionsLabel(m.PartitionsPendingRevocation, withEpochs, names),
 				partitionsLabel(target[m.MemberID], plain, names))
 			delete(target, m.MemberID)
 		}
-		t.Flush()
+		t.write(w, width)
 	}
 	for _, mid := range slices.Sorted(maps.Keys(target)) { // targets of members without metadata
 		fmt.Fprintf(w, "  target assignment for member %s that has no metadata record: %s\n", mid, partitionsLabel(target[mid], plain, names))
@@ -371,7 +375,7 @@ func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, nam
 	}
 }
 
-func printShareGroup(w io.Writer, id string, s *groupstate.ShareGroup, names map[string]string) {
+func printShareGroup(w io.Writer, id string, s *groupstate.ShareGroup, names map[string]string, width int) {
 	fmt.Fprintf(w, "GROUP %s  TYPE share  STATE %s  GROUP-EPOCH %d  ASSIGNMENT-EPOCH %d  MEMBERS %d\n",
 		id, s.State, s.GroupEpoch, s.AssignmentEpoch, len(s.Members))
 	target := map[string][]groupstate.TopicPartitions{}
@@ -379,18 +383,17 @@ func printShareGroup(w io.Writer, id string, s *groupstate.ShareGroup, names map
 		target[ta.MemberID] = ta.Partitions
 	}
 	if len(s.Members) > 0 {
-		t := tw(w)
-		fmt.Fprintln(t, "  MEMBER-ID\tCLIENT-ID\tHOST\tMEMBER-EPOCH\tSTATE\tSUBSCRIPTION\tCURRENT-ASSIGNMENT\tTARGET-ASSIGNMENT")
+		t := newVerticalTable("  ", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "TARGET-ASSIGNMENT")
 		for _, m := range s.Members {
-			fmt.Fprintf(t, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.MemberID, m.ClientID, m.ClientHost, m.MemberEpoch, m.StateName,
+			t.add(m.MemberID, m.ClientID, m.ClientHost, strconv.Itoa(int(m.MemberEpoch)), m.StateName,
 				dash(strings.Join(m.SubscribedTopicNames, ",")), partitionsLabel(m.AssignedPartitions, plain, names),
 				partitionsLabel(target[m.MemberID], plain, names))
 		}
-		t.Flush()
+		t.write(w, width)
 	}
 }
 
-func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
+func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup, width int) {
 	topo := "-"
 	if s.Topology != nil {
 		topo = strconv.Itoa(int(s.Topology.Epoch))
@@ -405,10 +408,11 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
 		fmt.Fprintf(w, "  assignment configs: %s\n", strings.Join(kv, ", "))
 	}
 	if s.Topology != nil {
+		// Fields two spaces apart, so that a narrow terminal wraps between them.
 		for _, st := range s.Topology.Subtopologies {
-			fmt.Fprintf(w, "  subtopology %s: sources [%s]", st.SubtopologyID, strings.Join(st.SourceTopics, ","))
+			fmt.Fprintf(w, "  subtopology %s:  sources [%s]", st.SubtopologyID, strings.Join(st.SourceTopics, ","))
 			if len(st.SourceTopicRegex) > 0 {
-				fmt.Fprintf(w, " source regexes [%s]", strings.Join(st.SourceTopicRegex, ","))
+				fmt.Fprintf(w, "  source regexes [%s]", strings.Join(st.SourceTopicRegex, ","))
 			}
 			var rs, cl []string
 			for _, t := range st.RepartitionSourceTopics {
@@ -417,7 +421,7 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
 			for _, t := range st.StateChangelogTopics {
 				cl = append(cl, t.Name)
 			}
-			fmt.Fprintf(w, " repartition sources [%s] repartition sinks [%s] changelogs [%s]\n",
+			fmt.Fprintf(w, "  repartition sources [%s]  repartition sinks [%s]  changelogs [%s]\n",
 				strings.Join(rs, ","), strings.Join(st.RepartitionSinkTopics, ","), strings.Join(cl, ","))
 		}
 	}
@@ -426,8 +430,7 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
 		target[ta.MemberID] = ta
 	}
 	if len(s.Members) > 0 {
-		t := tw(w)
-		fmt.Fprintln(t, "  MEMBER-ID\tPROCESS-ID\tCLIENT-ID\tHOST\tENDPOINT\tMEMBER-EPOCH\tSTATE\tACTIVE\tSTANDBY\tWARMUP\tPENDING-REVOCATION\tTARGET-ACTIVE\tTARGET-STANDBY\tTARGET-WARMUP")
+		t := newVerticalTable("  ", "MEMBER-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "ENDPOINT", "MEMBER-EPOCH", "STATE", "ACTIVE", "STANDBY", "WARMUP", "PENDING-REVOCATION", "TARGET-ACTIVE", "TARGET-STANDBY", "TARGET-WARMUP")
 		for _, m := range s.Members {
 			proc, client, host, endpoint := "-", "-", "-", "-"
 			if md := m.Metadata; md != nil {
@@ -444,11 +447,11 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup) {
 				pend = tasksLabel(p.ActiveTasks, taskE)
 			}
 			ta := target[m.MemberID]
-			fmt.Fprintf(t, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MemberID, proc, client, host, endpoint,
+			t.add(m.MemberID, proc, client, host, endpoint,
 				int32p(m.MemberEpoch), dash(m.StateName), act, stb, wrm, pend,
 				tasksLabel(ta.ActiveTasks, task), tasksLabel(ta.StandbyTasks, task), tasksLabel(ta.WarmupTasks, task))
 		}
-		t.Flush()
+		t.write(w, width)
 	}
 }
 
@@ -459,23 +462,21 @@ func dash(s string) string {
 	return s
 }
 
-func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool) {
-	t := tw(w)
+func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool, width int) {
+	header := []string{"TOPIC", "PARTITION", "COMMITTED-OFFSET", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET"}
 	if withGroup {
-		fmt.Fprint(t, "  GROUP\t")
-	} else {
-		fmt.Fprint(t, "  ")
+		header = append([]string{"GROUP"}, header...)
 	}
-	fmt.Fprintln(t, "TOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET")
+	t := newTable("  ", header...).demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, o := range offs {
+		cells := []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
+			strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
 		if withGroup {
-			fmt.Fprintf(t, "  %s\t", o.GroupID)
-		} else {
-			fmt.Fprint(t, "  ")
+			cells = append([]string{o.GroupID}, cells...)
 		}
-		fmt.Fprintf(t, "%s\t%d\t%d\t%d\t%s\t%s\t%d\n", o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch, dash(strconv.Quote(o.Metadata)), msTime(o.CommitTimestamp), o.RecordOffset)
+		t.add(cells...)
 	}
-	t.Flush()
+	t.write(w, width)
 }
 
 // writeDescribeJSON writes doc exactly as json.Encoder with two-space indentation and no HTML
@@ -484,6 +485,7 @@ func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool
 func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 	js := &jsonStream{w: w}
 	js.raw("{\n")
+	js.field(1, "schemaVersion", doc.SchemaVersion, true)
 	js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 	js.field(1, "atOffset", doc.AtOffset, true)
 	if doc.AtTime != nil {
@@ -500,22 +502,26 @@ func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
 			js.field(3, "position", p.Position, true)
 		}
 		js.field(3, "recordsReplayed", p.Records, true)
+		if p.Snapshot != nil {
+			js.field(3, "snapshot", p.Snapshot, true)
+		}
 		if len(p.TopicNames) > 0 {
 			js.field(3, "topicNames", p.TopicNames, true)
 		}
 		js.raw(indent(3) + `"groups": [`)
 		for j := range p.Groups {
 			js.sep(j, 4)
-			js.value(4, p.withOffsets(p.Groups[j]))
+			g := p.Groups[j].Group
+			js.value(4, groupJSON(g, p.state.Offsets(g.GroupID), doc.names))
 		}
 		js.close(len(p.Groups), 3, "]")
 		if len(p.OrphanOffsets) > 0 {
 			js.raw(",\n")
-			js.field(3, "orphanOffsets", p.OrphanOffsets, false)
+			js.field(3, "orphanOffsets", offsetsJSON(p.OrphanOffsets), false)
 		}
 		if len(p.PendingTransactions) > 0 {
 			js.raw(",\n")
-			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
 		}
 		js.raw("\n" + indent(2) + "}")
 	}

@@ -45,10 +45,11 @@ several partitions, as --at-offset does.
 
 Changes of record offsets and timestamps alone (a re-commit of the same offset, a new state
 timestamp or metadata hash) are left out unless --volatile. --exit-code exits 1 when there are
-changes.`,
+changes. --format json prints a document described by the JSON Schema
+docs/json/diff.schema.json.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %d arguments)", len(args))}
+				return usageError{fmt.Errorf("diff needs one input (two points of it) or two inputs (got %s)", plural(int64(len(args)), "argument"))}
 			}
 			return nil
 		},
@@ -152,7 +153,7 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
-		doc := diffDoc{SchemaVersion: 1, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
+		doc := diffDoc{SchemaVersion: schemaVersion, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
 		if doc.Changes == nil {
 			doc.Changes = []query.Change{}
 		}
@@ -163,11 +164,11 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 			return err
 		}
 	} else {
-		printDiff(out, docA, docB, changes)
+		printDiff(out, docA, docB, changes, widthOf(stdout))
 	}
 	if f.exitCode && len(changes) > 0 {
 		out.Flush()
-		return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d change(s)", len(changes))}
+		return exitCodeError{code: exitFindings, msg: plural(int64(len(changes)), "change")}
 	}
 	return nil
 }
@@ -314,13 +315,13 @@ func sideLabel(d diffSideDoc) string {
 	return d.Source + " " + at
 }
 
-func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change) {
+func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change, width int) {
 	fmt.Fprintf(w, "from %s\n  to %s\n", sideLabel(a), sideLabel(b))
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "no changes")
 		return
 	}
-	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA")
+	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA").demote("PARTITION")
 	for _, c := range changes {
 		what := c.Kind
 		if c.Field != "" {
@@ -332,10 +333,10 @@ func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change) {
 		}
 		t.add(c.Group, strconv.Itoa(int(c.Partition)), c.Subject(), what, dash(c.From), dash(c.To), delta)
 	}
-	t.write(w)
+	t.write(w, width)
 	var kinds []string
 	for _, k := range query.Summarize(changes) {
 		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
 	}
-	fmt.Fprintf(w, "%d change(s): %s\n", len(changes), strings.Join(kinds, ", "))
+	fmt.Fprintf(w, "%s: %s\n", plural(int64(len(changes)), "change"), strings.Join(kinds, ", "))
 }

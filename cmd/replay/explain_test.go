@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -104,31 +103,6 @@ func TestTimelineStories(t *testing.T) {
 	}
 }
 
-// compileExplainSchemas compiles docs/json/timeline.schema.json and check.schema.json (which
-// refers to the former), formats asserted.
-func compileExplainSchemas(t *testing.T) (timeline, check *jsonschema.Schema) {
-	t.Helper()
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	ids := map[string]string{}
-	for _, name := range []string{"timeline", "check"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "json", name+".schema.json"))
-		require.NoError(t, err)
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		require.NoError(t, err, name)
-		id, _ := doc.(map[string]any)["$id"].(string)
-		require.Equal(t, name+".schema.json", filepath.Base(id))
-		require.NoError(t, c.AddResource(id, doc))
-		ids[name] = id
-	}
-	var err error
-	timeline, err = c.Compile(ids["timeline"])
-	require.NoError(t, err)
-	check, err = c.Compile(ids["check"])
-	require.NoError(t, err)
-	return timeline, check
-}
-
 func validateJSON(t *testing.T, sch *jsonschema.Schema, doc string, what string) {
 	t.Helper()
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
@@ -148,7 +122,8 @@ func validateJSON(t *testing.T, sch *jsonschema.Schema, doc string, what string)
 // do not describe. The schema validator (santhosh-tekuri/jsonschema) is the one the schema
 // test of the other commands uses: draft 2020-12 with $ref between files and formats.
 func TestTimelineAndCheckJSONMatchSchemas(t *testing.T) {
-	tlSchema, checkSchema := compileExplainSchemas(t)
+	schemas := compileSchemas(t) // schema_test.go
+	tlSchema, checkSchema := schemas["timeline"], schemas["check"]
 	lines := 0
 	timeline := func(dir, group string, args ...string) {
 		out, stderr, code := runCLI(t, append([]string{"timeline", dir, "--group", group, "--format", "jsonl"}, args...)...)

@@ -140,7 +140,7 @@ func TestEmptyPartitionsAndSegments(t *testing.T) {
 	require.Equal(t, "Dumping "+empty+"\nLog starting offset: 50\n", out)
 
 	db := filepath.Join(t.TempDir(), "db")
-	out, stderr, code := runCLI(t, "import", root, "--db", db, "--progress", "none")
+	out, stderr, code := runCLI(t, "import", root, "--db", db, "--progress", "none", "--wide")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "partition 1: no record in the log (empty; next offset 50, was 0 before this import)")
 	fromDir, _, _ := runCLI(t, "check", root)
@@ -158,7 +158,7 @@ func TestEmptyPartitionsAndSegments(t *testing.T) {
 	_, stderr, code = runCLI(t, "snapshot", "create", "--db", db, "--at-offset", "99999")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "give partition:offset pairs")
-	out, stderr, code = runCLI(t, "snapshot", "create", "--db", db, "--at-offset", "0:20", "--no-timestamp")
+	out, stderr, code = runCLI(t, "snapshot", "create", "--db", db, "--at-offset", "0:20", "--no-timestamp", "--wide")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, ".snap at offset 21: 2 groups, 4 offsets")
 }

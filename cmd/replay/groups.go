@@ -37,7 +37,8 @@ transactions), and the last record that touched the group, with its time.
 
 --include-deleted also lists the groups that existed and were deleted, with the record that
 deleted them (state Dead). --type, --state and --pattern (shell-style: *, ?, [...]) filter the
-list; --at-offset and --at-time list the groups as they were then.`,
+list; --at-offset and --at-time list the groups as they were then. --format json prints a
+document described by the JSON Schema docs/json/groups.schema.json.`,
 		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
@@ -141,7 +142,7 @@ func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr i
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "json" {
-		doc := groupsDoc{SchemaVersion: 1, KafkaVersion: r.opts.Version.String(), Partitions: partitionDocs(r), Groups: rows}
+		doc := groupsDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: partitionDocs(r), Groups: rows}
 		doc.AtOffset, doc.AtTime = pointDoc(r.at)
 		if doc.Groups == nil {
 			doc.Groups = []query.GroupRow{}
@@ -151,11 +152,11 @@ func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr i
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	printGroups(out, r, rows, f.includeDeleted)
+	printGroups(out, r, rows, f.includeDeleted, widthOf(stdout))
 	return nil
 }
 
-func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bool) {
+func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bool, width int) {
 	at := "the end of the log"
 	if !r.at.IsEnd() {
 		at = r.at.String()
@@ -167,7 +168,7 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 	if withDeleted {
 		header = append(header, "DELETED-BY")
 	}
-	t := newTable("", header...)
+	t := newTable("", header...).demote("PROTOCOL", "ASSIGNOR", "LAST-RECORD", "PARTITION")
 	deleted := 0
 	for _, g := range rows {
 		offs := strconv.Itoa(g.Offsets)
@@ -194,12 +195,9 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 		t.add(cells...)
 	}
 	if t.len() > 0 {
-		t.write(w)
+		t.write(w, width)
 	}
-	summary := fmt.Sprintf("%d groups at %s in %d partition(s) (Kafka %s rules)", len(rows), at, len(r.results), r.opts.Version)
-	if len(rows) == 1 {
-		summary = "1 group" + summary[len(fmt.Sprintf("%d groups", 1)):]
-	}
+	summary := fmt.Sprintf("%s at %s in %s (Kafka %s rules)", plural(int64(len(rows)), "group"), at, plural(int64(len(r.results)), "partition"), r.opts.Version)
 	if withDeleted {
 		summary += fmt.Sprintf(", %d deleted", deleted)
 	}

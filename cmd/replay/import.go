@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
@@ -85,14 +85,29 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 			}
 		}
 	}
+	if err := input.CheckDBPath(f.db, dir); err != nil {
+		return usageError{err}
+	}
 	held, err := lockDatabase(f.db, "replay import")
 	if err != nil {
 		return err
 	}
 	defer held.Release()
-	l, err := pebblelog.Open(f.db, nil)
+	show := newProgress(f.progress, stderr, total)
+	start := time.Now()
+	// What the database holds already is compared with the input before the database is
+	// opened for writing: a refused input leaves it as it was.
+	var checked pebblelog.ImportProgress
+	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) (err error) {
+		checked, err = pebblelog.CheckOverlap(cmd.Context(), r, ro, parts, show.update)
+		return err
+	}})
+	if errors.Is(err, pebblelog.ErrOtherLog) {
+		show.finish()
+		return fmt.Errorf("import refused: %w", err)
+	}
 	if err != nil {
-		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+		return err
 	}
 	defer l.Close()
 
@@ -101,18 +116,35 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	for _, p := range parts {
 		before[p], _ = l.NextOffset(p)
 	}
-	show := newProgress(f.progress, stderr, total)
-	start := time.Now()
 	res, err := pebblelog.Import(cmd.Context(), r, l, pebblelog.ImportOptions{
-		Partitions: parts,
-		Progress:   show.update,
+		Partitions:     parts,
+		OverlapChecked: true,
+		Progress: func(ip pebblelog.ImportProgress) {
+			ip.Checked, ip.CheckedBytes, ip.Rewritten, ip.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
+			show.update(ip)
+		},
 	})
+	res.Checked, res.CheckedBytes, res.Rewritten, res.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
 	show.finish()
 	elapsed := time.Since(start)
 	in.printReport(stderr)
+	if res.Checked > 0 {
+		fmt.Fprintf(stdout, "checked %d batches of the input against the database, which held them already: the same log", res.Checked)
+		if res.Rewritten > 0 {
+			fmt.Fprintf(stdout, " (%d rewritten by log cleaning on one side, their common records identical)", res.Rewritten)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if res.BeforeStart > 0 {
+		fmt.Fprintf(stderr, "warning: %d batches of the input lie below the database's first offset and were not imported (a database only grows at its end)\n", res.BeforeStart)
+	}
+	// After a failed write the database's view in memory may hold a commit that was not made
+	// durable: the error says what the database holds instead.
+	var we *pebblelog.WriteError
+	failedWrite := errors.As(err, &we)
 	for _, p := range parts {
 		first, next, oerr := l.Offsets(p)
-		if oerr != nil {
+		if oerr != nil || failedWrite {
 			continue
 		}
 		if first == next {
@@ -125,9 +157,12 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(res.Bytes) / s / (1 << 20)
 	}
-	fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes in %s (%.1f MB/s) into %s\n",
-		res.Batches, res.Records, res.Bytes, elapsed.Round(time.Millisecond), rate, f.db)
-	if err != nil {
+	fmt.Fprintf(stdout, "imported %s, %s, %s in %s (%.1f MB/s) into %s\n",
+		plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), elapsed.Round(time.Millisecond), rate, f.db)
+	switch {
+	case failedWrite:
+		return fmt.Errorf("import stopped: %w", err)
+	case err != nil:
 		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
 	}
 	return nil
@@ -148,7 +183,7 @@ func newProgress(mode string, w io.Writer, total int64) *progress {
 	p := &progress{w: w, total: total, start: time.Now()}
 	if mode == "auto" {
 		mode = "lines"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if isTerminal(w) {
 			mode = "bar"
 		}
 	}
@@ -170,6 +205,7 @@ func newProgress(mode string, w io.Writer, total int64) *progress {
 }
 
 func (p *progress) update(ip pebblelog.ImportProgress) {
+	ip.Bytes += ip.CheckedBytes // the input read so far: checked against the database, or imported
 	p.last = ip
 	switch {
 	case p.bar != nil:

@@ -65,6 +65,9 @@ func (f *liveFlags) set() bool { return f.bootstrap != "" }
 // args accepts no positional argument with --bootstrap-server and n without.
 func (f *liveFlags) args(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if f.interval <= 0 {
+			return usageError{fmt.Errorf("--follow-interval %s: give a positive duration", f.interval)}
+		}
 		if f.set() {
 			if len(args) != 0 {
 				return usageError{fmt.Errorf("%s --bootstrap-server reads the cluster; it takes no input directory (got %q)", cmd.Name(), args)}
@@ -266,18 +269,30 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
+	if err := input.CheckDBPath(f.db); err != nil {
+		return usageError{err}
+	}
 	held, err := lockDatabase(f.db, "replay import --bootstrap-server")
 	if err != nil {
 		return err
 	}
 	defer held.Release()
-	l, err := pebblelog.Open(f.db, nil)
+	// What the database holds already is compared with the topic once, before the database
+	// is opened for writing (a refused topic leaves it as it was); each later round only
+	// appends what this command read from the same topic.
+	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) error {
+		_, err := pebblelog.CheckOverlap(ctx, src, ro, parts, nil)
+		return err
+	}})
+	if errors.Is(err, pebblelog.ErrOtherLog) {
+		return fmt.Errorf("import refused: %w", err)
+	}
 	if err != nil {
-		return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+		return err
 	}
 	defer l.Close()
 	round := func() (pebblelog.ImportProgress, error) {
-		return pebblelog.Import(ctx, src, l, pebblelog.ImportOptions{Partitions: parts})
+		return pebblelog.Import(ctx, src, l, pebblelog.ImportOptions{Partitions: parts, OverlapChecked: true})
 	}
 	start := time.Now()
 	res, err := round()
@@ -287,8 +302,8 @@ func runImportLive(cmd *cobra.Command, f importFlags, stdout, stderr io.Writer) 
 				fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d)\n", p, first, next-1, next)
 			}
 		}
-		fmt.Fprintf(stdout, "imported %d batches, %d records, %d bytes from %s in %s into %s\n",
-			res.Batches, res.Records, res.Bytes, in.path, elapsed.Round(time.Millisecond), f.db)
+		fmt.Fprintf(stdout, "imported %s, %s, %s from %s in %s into %s\n",
+			plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), in.path, elapsed.Round(time.Millisecond), f.db)
 	}
 	report(res, time.Since(start))
 	if err != nil {

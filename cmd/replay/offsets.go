@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -68,7 +72,8 @@ kafka-consumer-groups --describe prints them.
 --format csv writes the committed offsets exactly as kafka-consumer-groups --reset-offsets
 --from-file reads them (topic,partition,offset for one group; group,topic,partition,offset for
 several) and prints on stderr the kafka-consumer-groups (or kafka-streams-groups) command line
-that applies the file. "offsets restore" applies them itself, with a preview and a read-back.`,
+that applies the file. "offsets restore" applies them itself, with a preview and a read-back.
+--format json prints a document described by the JSON Schema docs/json/offsets.schema.json.`,
 		Args: f.live.args(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
@@ -88,6 +93,8 @@ that applies the file. "offsets restore" applies them itself, with a preview and
 	return cmd
 }
 
+// offsetsDoc is what offsets prints. Its JSON is written piece by piece (see runOffsets) and
+// described by docs/json/offsets.schema.json.
 type offsetsDoc struct {
 	KafkaVersion string           `json:"kafkaVersion"`
 	AtOffset     *int64           `json:"atOffset"`
@@ -104,13 +111,18 @@ type offsetsPartDoc struct {
 }
 
 // readOffsets replays the input (or the cluster) and checks --group: the state the offsets
-// commands read.
-func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Writer) (*replayed, error) {
+// commands read. With marks (a log replayed from its start, not live) each partition's replay
+// also marks the committed offsets by the commit that wrote them (explain.OffsetMarks).
+func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, marks *offsetMarks, stderr io.Writer) (*replayed, error) {
 	var r *replayed
 	var err error
-	if f.live.set() {
+	switch {
+	case f.live.set():
 		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
-	} else {
+	case marks != nil && !f.fromSnapshot:
+		r, err = replayInputParallel(cmd, path, &f.replayFlags, marks.observer(f.group), stderr)
+		marks.close()
+	default:
 		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
 	}
 	if err != nil {
@@ -121,7 +133,7 @@ func readOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stderr io.Wri
 			r.close()
 			var ue *query.UnknownGroupError
 			if len(f.partitions) > 0 && errors.As(err, &ue) {
-				return nil, fmt.Errorf("%w (only __consumer_offsets partition(s) %s were read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, intsLabel(f.partitions))
+				return nil, fmt.Errorf("%w (only __consumer_offsets %s %s read: --partition selects them; a partition of the group's topic is --topic-partition TOPIC:N)", err, pluralWord(len(f.partitions), "partition", "partitions"), intsLabel(f.partitions)+pluralWord(len(f.partitions), " was", " were"))
 			}
 			return nil, err
 		}
@@ -145,7 +157,11 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
-	r, err := readOffsets(cmd, path, f, stderr)
+	var marks *offsetMarks
+	if f.format != "csv" {
+		marks = &offsetMarks{}
+	}
+	r, err := readOffsets(cmd, path, f, marks, stderr)
 	if err != nil {
 		return err
 	}
@@ -211,9 +227,11 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
+	width := widthOf(stdout)
 	if f.format == "json" {
 		js := &jsonStream{w: out}
 		js.raw("{\n")
+		js.field(1, "schemaVersion", schemaVersion, true)
 		js.field(1, "kafkaVersion", doc.KafkaVersion, true)
 		js.field(1, "atOffset", doc.AtOffset, true)
 		if doc.AtTime != nil {
@@ -235,19 +253,21 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 				if lagOn {
 					for _, row := range cluster.Lag(offs, logs) {
 						js.sep(n, 4)
-						js.value(4, row)
+						js.value(4, lagJSON(row))
 						n++
 					}
 					continue
 				}
 				for _, o := range offs {
 					js.sep(n, 4)
-					js.value(4, o)
+					d := offsetJSON(o)
+					d.Mark = markJSON(marks.of(p.Partition, o))
+					js.value(4, d)
 					n++
 				}
 			}
 			js.close(n, 3, "],\n")
-			js.field(3, "pendingTransactions", p.PendingTransactions, false)
+			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
 			js.raw("\n" + indent(2) + "}")
 		}
 		js.close(len(doc.Partitions), 1, "]")
@@ -263,34 +283,102 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		if p.Position != nil {
 			at = " at " + positionLabel(p.Position)
 		}
-		fmt.Fprintf(out, "Partition %d%s (next offset %d): %d committed offsets\n", p.Partition, at, p.NextOffset, total)
+		fmt.Fprintf(out, "Partition %d%s (next offset %d): %s\n", p.Partition, at, p.NextOffset, plural(int64(total), "committed offset"))
 		if total > 0 {
 			if lagOn {
-				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs)
+				printLag(out, groupsOf(i), func(g string) []groupstate.CommittedOffset { return offsetsOf(i, g) }, logs, width)
 			} else {
-				t := tw(out)
-				fmt.Fprintln(t, offsetsHeader)
-				rows := 0
+				// A MARK column only where a committed offset has one (a rewind, a commit while
+				// the group was empty or by no owner): counted first, so that the layout of
+				// every block is known.
+				marked := map[string]int{}
 				for _, g := range groupsOf(i) {
 					for _, o := range offsetsOf(i, g) {
-						offsetRow(t, o)
-						if rows++; rows%10000 == 0 {
-							t.Flush() // columns align within each block of rows: memory stays bounded
+						if mk := marks.of(p.Partition, o); mk != nil {
+							for _, k := range mk.Marks {
+								marked[string(k)]++
+							}
 						}
 					}
 				}
-				t.Flush()
+				header := offsetsHeader
+				if len(marked) > 0 {
+					header = append(slices.Clone(offsetsHeader), "MARK")
+				}
+				t := newTable("  ", header...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+				for _, g := range groupsOf(i) {
+					for _, o := range offsetsOf(i, g) {
+						cells := offsetCells(o)
+						if len(marked) > 0 {
+							cells = append(cells, "-")
+							if mk := marks.of(p.Partition, o); mk != nil {
+								cells[len(cells)-1] = mk.Label(o.CommittedOffset)
+							}
+						}
+						t.add(cells...)
+						if t.len() == 10000 {
+							t.write(out, width) // the layout holds for every block: memory stays bounded
+						}
+					}
+				}
+				t.write(out, width)
+				if len(marked) > 0 {
+					var kinds []string
+					for _, k := range slices.Sorted(maps.Keys(marked)) {
+						kinds = append(kinds, fmt.Sprintf("%s %d", k, marked[k]))
+					}
+					fmt.Fprintf(out, "marked by the commit that wrote them: %s (replay check and timeline say more)\n", strings.Join(kinds, ", "))
+				}
 			}
 		}
 		for _, pt := range p.PendingTransactions {
-			fmt.Fprintf(out, "Open transaction of producer %d: %d pending offsets (not committed)\n", pt.ProducerID, len(pt.Offsets))
-			printOffsetsWithTime(out, pt.Offsets)
+			fmt.Fprintf(out, "Open transaction of producer %d: %s pending (not committed)\n", pt.ProducerID, plural(int64(len(pt.Offsets)), "offset"))
+			t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+			for _, o := range pt.Offsets {
+				t.add(offsetCells(o)...)
+			}
+			t.write(out, width)
 		}
 	}
 	if f.live.set() && !r.at.IsEnd() {
 		fmt.Fprintln(stderr, "note: no lag: the offsets are those of a point in the past, the log end offsets those of now")
 	}
 	return nil
+}
+
+// offsetMarks are the marks of every replayed partition's committed offsets (a nil
+// *offsetMarks marks nothing).
+type offsetMarks struct {
+	mu    sync.Mutex
+	parts map[int32]*explain.OffsetMarks
+}
+
+// observer makes each partition's marks (partitions may replay in parallel).
+func (m *offsetMarks) observer(group string) func(p int32) replay.Observer {
+	return func(p int32) replay.Observer {
+		om := explain.NewOffsetMarks(p, explain.Options{Group: group})
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.parts == nil {
+			m.parts = map[int32]*explain.OffsetMarks{}
+		}
+		m.parts[p] = om
+		return om
+	}
+}
+
+func (m *offsetMarks) close() {
+	for _, om := range m.parts {
+		om.Close()
+	}
+}
+
+// of returns the mark of committed offset o of partition p, nil when it has none.
+func (m *offsetMarks) of(p int32, o groupstate.CommittedOffset) *explain.OffsetMark {
+	if m == nil || m.parts[p] == nil {
+		return nil
+	}
+	return m.parts[p].Of(o.GroupID, o.Topic, o.Partition, o.RecordOffset)
 }
 
 // liveLogs reads the log end offsets of every topic the selected offsets name.
@@ -314,8 +402,9 @@ func liveLogs(cmd *cobra.Command, lf *liveFlags, r *replayed, groupsOf func(int)
 	return logs, nil
 }
 
-func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs) {
-	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET")
+func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs, width int) {
+	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET").
+		demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			end, lag := "-", "-"
@@ -323,10 +412,10 @@ func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.
 				end, lag = strconv.FormatInt(*row.LogEnd, 10), strconv.FormatInt(*row.Lag, 10)
 			}
 			t.add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
-				strconv.Itoa(int(row.LeaderEpoch)), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
+				epochCell(row.LeaderEpoch), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
 		}
 	}
-	t.write(w)
+	t.write(w, width)
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			if row.Missing != "" {
@@ -392,39 +481,41 @@ func writeOffsetsCSV(r *replayed, f *offsetsFlags, groupsOf func(int) []string, 
 		if err := w.(*os.File).Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d offsets of %d group(s) to %s\n", len(all), len(types), f.output)
+		fmt.Fprintf(stderr, "wrote %s of %s to %s\n", plural(int64(len(all)), "offset"), plural(int64(len(types)), "group"), f.output)
 	}
 	bootstrap := f.live.bootstrap
 	if bootstrap == "" {
 		bootstrap = "HOST:PORT"
 	}
-	fmt.Fprintln(stderr, "# apply with Kafka's own tool (dry run first; then --execute in place of --dry-run, while the group has no members):")
+	// Lines to paste into a shell as they are: comments say so on every line.
+	fmt.Fprintln(verbatim(stderr), "# apply with Kafka's own tool (dry run first; then --execute in place of")
+	fmt.Fprintln(verbatim(stderr), "# --dry-run, while the group has no members):")
 	for _, c := range query.ResetCommands(types, bootstrap, file) {
-		fmt.Fprintln(stderr, c.Line())
+		fmt.Fprintln(verbatim(stderr), c.Line())
 		if c.Warning != "" {
-			fmt.Fprintln(stderr, "# note:", c.Warning)
+			fmt.Fprintln(verbatim(stderr), "# note:", c.Warning)
 		}
 	}
 	if pending > 0 {
-		fmt.Fprintf(stderr, "# note: %d offset(s) pending in open transactions are not committed and not in the file\n", pending)
+		fmt.Fprintf(verbatim(stderr), "# note: %s pending in open transactions %s not committed and not in the file\n", plural(int64(pending), "offset"), pluralWord(pending, "is", "are"))
 	}
 	return nil
 }
 
-const offsetsHeader = "  GROUP\tTOPIC\tPARTITION\tCOMMITTED-OFFSET\tLEADER-EPOCH\tMETADATA\tCOMMITTED-AT\tRECORD-OFFSET"
+var offsetsHeader = []string{"GROUP", "TOPIC", "PARTITION", "COMMITTED-OFFSET", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET"}
 
-func offsetRow(t io.Writer, o groupstate.CommittedOffset) {
-	fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%q\t%s\t%d\n", o.GroupID, o.Topic, o.Partition, o.CommittedOffset, o.LeaderEpoch,
-		o.Metadata, msTime(o.CommitTimestamp), o.RecordOffset)
+func offsetCells(o groupstate.CommittedOffset) []string {
+	return []string{o.GroupID, o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
+		strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
 }
 
-func printOffsetsWithTime(w io.Writer, offs []groupstate.CommittedOffset) {
-	t := tw(w)
-	fmt.Fprintln(t, offsetsHeader)
-	for _, o := range offs {
-		offsetRow(t, o)
+// epochCell renders a leader epoch for a table: "-" for none (-1), as kafka-consumer-groups
+// prints it.
+func epochCell(e int32) string {
+	if e < 0 {
+		return "-"
 	}
-	t.Flush()
+	return strconv.Itoa(int(e))
 }
 
 // msTime renders a Kafka millisecond timestamp in UTC.

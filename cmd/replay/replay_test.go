@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,11 +282,12 @@ func TestImportFoundCorpus(t *testing.T) {
 	var batches, records int
 	for i, d := range dirs {
 		db := filepath.Join(t.TempDir(), fmt.Sprintf("db%d", i))
-		out, stderr, code := runCLI(t, "import", d, "--db", db, "--progress", "none")
+		out, stderr, code := runCLI(t, "import", d, "--db", db, "--progress", "none", "--wide")
 		require.Equal(t, 0, code, "%s: %s", d, stderr)
-		var b, r int
-		_, err := fmt.Sscanf(out[strings.Index(out, "imported "):], "imported %d batches, %d records", &b, &r)
-		require.NoError(t, err, out)
+		m := regexp.MustCompile(`imported (\d+) batch(?:es)?, (\d+) records?`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		b, _ := strconv.Atoi(m[1])
+		r, _ := strconv.Atoi(m[2])
 		batches, records = batches+b, records+r
 		// What the log holds decodes and replays exactly like the segments.
 		for _, args := range [][]string{{"decode", "--format", "jsonl"}, {"describe", "--format", "json"}} {

@@ -26,10 +26,10 @@ func newRestartCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "restart --db <path>",
 		Short: "Restore each partition as a restarting coordinator would: newest snapshot plus the log tail",
 		Long: `restart rebuilds each partition's state the way a coordinator restarts: it restores the newest
-valid snapshot in <db>/snapshots (a corrupt one is moved aside to *.broken and the next older
-one used; snapshots built with other Kafka rules are skipped) and replays only the log after
-it. It reports the snapshot offset, the records replayed from the tail and the time of each
-phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
+valid snapshot in <db>/snapshots (a corrupt one, one taken from another log or built with other
+Kafka rules is skipped, and the next older one used; restart only reads: "snapshot create"
+moves corrupt ones aside) and replays only the log after it. It reports the snapshot offset,
+the records replayed from the tail and the time of each phase: verify (check the snapshot's header, meta and trailer), decode (read the snapshot
 once, matching its CRC, and decode it on every core), restore (assemble the state), tail
 (while the other cores check the restored offsets), and what of that check was left after it. With no usable snapshot it replays the whole log.
 
@@ -79,7 +79,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	l, store, err := openDB(f.db, 0)
+	l, store, err := openDB(f.db, nil)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,11 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	if f.format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(docs); err != nil {
+		doc := struct {
+			SchemaVersion int          `json:"schemaVersion"`
+			Partitions    []restartDoc `json:"partitions"`
+		}{schemaVersion, docs}
+		if err := enc.Encode(doc); err != nil {
 			return err
 		}
 	} else {
@@ -136,7 +140,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 		}
 	}
 	if differ > 0 {
-		return fmt.Errorf("%d partition(s) restored to a state that differs from a full replay", differ)
+		return fmt.Errorf("%s restored to a state that differs from a full replay", plural(int64(differ), "partition"))
 	}
 	return nil
 }
@@ -146,12 +150,12 @@ func printRestart(w io.Writer, d restartDoc) {
 		fmt.Fprintf(w, "partition %d: %s\n", d.Partition, m)
 	}
 	if d.Snapshot == "" {
-		fmt.Fprintf(w, "partition %d: no usable snapshot: full replay of %d records\n", d.Partition, d.TailRecords)
+		fmt.Fprintf(w, "partition %d: no usable snapshot: full replay of %s\n", d.Partition, plural(d.TailRecords, "record"))
 	} else {
-		fmt.Fprintf(w, "partition %d: restored snapshot %s at offset %d, replayed %d records (%d batches) from the tail\n",
-			d.Partition, d.Snapshot, d.SnapshotOffset, d.TailRecords, d.TailBatches)
+		fmt.Fprintf(w, "partition %d: restored snapshot %s at offset %d, replayed %s (%s) from the tail\n",
+			d.Partition, d.Snapshot, d.SnapshotOffset, plural(d.TailRecords, "record"), plural(d.TailBatches, "batch/batches"))
 	}
-	fmt.Fprintf(w, "  next offset %d, %d groups, %d offsets\n", d.NextOffset, d.Groups, d.Offsets)
+	fmt.Fprintf(w, "  next offset %d, %s, %s\n", d.NextOffset, plural(int64(d.Groups), "group"), plural(int64(d.Offsets), "offset"))
 	fmt.Fprintf(w, "  time: verify %.1f ms, decode %.1f ms, restore %.1f ms, tail %.1f ms, offset check after the tail %.1f ms, total %.1f ms\n",
 		d.VerifyMs, d.DecodeMs, d.RestoreMs, d.TailMs, d.CheckMs, d.TotalMs)
 	if d.FullReplayMs != nil {

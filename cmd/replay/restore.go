@@ -141,16 +141,16 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
-	doc := restoreDoc{SchemaVersion: 1, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
+	doc := restoreDoc{SchemaVersion: schemaVersion, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
 	doc.AtOffset, doc.AtTime = pointDoc(r.at)
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "table" {
-		printPlan(out, r, &plan, f.live.bootstrap)
+		printPlan(out, r, &plan, f.live.bootstrap, widthOf(stdout))
 		out.Flush()
 	}
 	if f.execute && len(plan.Refusals) > 0 && f.waitForEmpty > 0 && !plan.Live.Empty() {
-		fmt.Fprintf(stderr, "waiting up to %s for the %d member(s) of %s to leave\n", f.waitForEmpty, len(plan.Live.Members), f.group)
+		fmt.Fprintf(stderr, "waiting up to %s for the %s of %s to leave\n", f.waitForEmpty, plural(int64(len(plan.Live.Members)), "member"), f.group)
 		wctx, cancel := context.WithTimeout(ctx, f.waitForEmpty)
 		_, werr := c.WaitForEmpty(wctx, f.group, time.Second)
 		cancel()
@@ -163,7 +163,7 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 		doc.Plan = plan
 		if f.format == "table" {
 			fmt.Fprintln(out, "\nthe group is empty now; the plan again:")
-			printPlan(out, r, &plan, f.live.bootstrap)
+			printPlan(out, r, &plan, f.live.bootstrap, widthOf(stdout))
 			out.Flush()
 		}
 	}
@@ -188,7 +188,7 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 	commits := plan.Commits()
 	if !f.execute {
 		if f.format == "table" {
-			fmt.Fprintf(out, "dry run (the default): nothing committed; --execute commits %d offset(s)\n", len(commits))
+			fmt.Fprintf(out, "dry run (the default): nothing committed; --execute commits %s\n", plural(int64(len(commits)), "offset"))
 		}
 		return finish(nil)
 	}
@@ -198,7 +198,7 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 	}
 	doc.Executed, doc.Applied = true, &applied
 	if f.format == "table" {
-		printApplied(out, &applied, f.group)
+		printApplied(out, &applied, f.group, widthOf(stdout))
 	}
 	if !applied.OK() {
 		return finish(exitCodeError{code: exitFailure, msg: fmt.Sprintf("restore of %s incomplete: see the read-back above", f.group)})
@@ -214,7 +214,7 @@ func planRestore(ctx context.Context, c *cluster.Client, f *restoreFlags, logTyp
 	return cluster.NewPlan(f.group, logType, restore, live, cluster.PlanOptions{AllowOutOfRange: f.allowOutOfRange}), nil
 }
 
-func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string) {
+func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string, width int) {
 	fmt.Fprintf(w, "Restore of group %s (%s group at the restore point) to %s\n", p.Group, p.LogType, bootstrap)
 	for i, res := range r.results {
 		if _, ok := res.Engine.State().GroupType(p.Group); ok || len(res.Engine.State().Offsets(p.Group)) > 0 {
@@ -223,11 +223,11 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string) {
 	}
 	g := p.Live
 	if g.Exists {
-		fmt.Fprintf(w, "  live group: %s, %s, %d member(s)\n", g.Type, g.State, len(g.Members))
+		fmt.Fprintf(w, "  live group: %s, %s, %s\n", g.Type, g.State, plural(int64(len(g.Members)), "member"))
 	} else {
 		fmt.Fprintln(w, "  live group: none (not listed by the cluster)")
 	}
-	t := newTable("  ", "TOPIC", "PARTITION", "LIVE-OFFSET", "RESTORED-OFFSET", "DELTA", "LOG-START", "LOG-END", "ACTION", "NOTE")
+	t := newTable("  ", "TOPIC", "PARTITION", "LIVE-OFFSET", "RESTORED-OFFSET", "DELTA", "LOG-START", "LOG-END", "ACTION", "NOTE").demote("LOG-START", "LOG-END")
 	opt := func(v *int64) string {
 		if v == nil {
 			return "-"
@@ -241,7 +241,7 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string) {
 		}
 		t.add(row.Topic, strconv.Itoa(int(row.Partition)), opt(row.Live), opt(row.Restored), delta, opt(row.LogStart), opt(row.LogEnd), row.Action, dash(row.Note))
 	}
-	t.write(w)
+	t.write(w, width)
 	for _, m := range g.Members {
 		fmt.Fprintf(w, "  active member %s (client %s, host %s)\n", m.MemberID, dash(m.ClientID), dash(m.ClientHost))
 	}
@@ -253,8 +253,8 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string) {
 	}
 }
 
-func printApplied(w io.Writer, a *cluster.Applied, group string) {
-	fmt.Fprintf(w, "committed %d offset(s) of %s; read back:\n", a.Committed, group)
+func printApplied(w io.Writer, a *cluster.Applied, group string, width int) {
+	fmt.Fprintf(w, "committed %s of %s; read back:\n", plural(int64(a.Committed), "offset"), group)
 	t := newTable("  ", "TOPIC", "PARTITION", "RESTORED-OFFSET", "READ-BACK", "RESULT")
 	ok := 0
 	for _, v := range a.Verified {
@@ -269,7 +269,7 @@ func printApplied(w io.Writer, a *cluster.Applied, group string) {
 		}
 		t.add(v.Topic, strconv.Itoa(int(v.Partition)), strconv.FormatInt(v.Want, 10), got, res)
 	}
-	t.write(w)
+	t.write(w, width)
 	for tp, e := range a.Failed {
 		fmt.Fprintf(w, "  commit of %s failed: %s\n", tp, e)
 	}

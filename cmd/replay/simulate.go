@@ -14,6 +14,7 @@ import (
 	"github.com/coordlog/coordlog/coordinator/consumer/consumertest"
 	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/lock"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/eventlog/segment"
@@ -93,6 +94,9 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	if f.from == "" && f.toOffset != math.MaxInt64 {
 		return usageError{fmt.Errorf("--to-offset needs --from")}
 	}
+	if f.partition < 0 || f.toOffset < 0 {
+		return usageError{fmt.Errorf("--partition and --to-offset are 0 or more (got %d and %d)", f.partition, f.toOffset)}
+	}
 	script, err := os.Open(f.scenario)
 	if err != nil {
 		return err
@@ -107,6 +111,9 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 	var sink func(*eventlog.Batch) error
 	var closeSink func() error
 	if f.db != "" {
+		if err := input.CheckDBPath(f.db); err != nil {
+			return usageError{err}
+		}
 		held, err := lockDatabase(f.db, "replay simulate --db")
 		if err != nil {
 			return err
@@ -114,7 +121,7 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 		defer held.Release()
 		l, err := pebblelog.Open(f.db, nil)
 		if err != nil {
-			return fmt.Errorf("open coordlog database %s: %w", f.db, err)
+			return err
 		}
 		defer l.Close()
 		if f.from != "" {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,19 +20,23 @@ import (
 // snapshotDir is where a database keeps its snapshots (recovery.StoreDir).
 func snapshotDir(db string) string { return recovery.StoreDir(db) }
 
-// openDB opens the coordlog database at db (which must exist) and its snapshot store.
-func openDB(db string, retain int) (*pebblelog.Log, *snapshot.Store, error) {
+// openDB opens the coordlog database at db (which must exist) read-only, and its snapshot
+// store: for writing snapshots (with retention) when so is set, else read-only.
+func openDB(db string, so *snapshot.Options) (*pebblelog.Log, *snapshot.Store, error) {
 	if db == "" {
 		return nil, nil, usageError{errors.New("--db is required")}
 	}
 	if !input.IsDatabase(db) {
 		return nil, nil, fmt.Errorf("%s is not a coordlog database (create one with replay import)", db)
 	}
-	l, err := pebblelog.Open(db, nil)
+	l, err := pebblelog.Open(db, &pebblelog.Options{ReadOnly: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open coordlog database %s: %w", db, err)
+		return nil, nil, err
 	}
-	st, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{Retain: retain})
+	if so == nil {
+		so = &snapshot.Options{ReadOnly: true}
+	}
+	st, err := snapshot.OpenStore(snapshotDir(db), *so)
 	if err != nil {
 		l.Close()
 		return nil, nil, err
@@ -47,8 +51,10 @@ func newSnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `A snapshot is the replayed state of one partition at a log offset (every group, member,
 assignment, topology, committed and pending offset, plus the replay counters), stored in
 <db>/snapshots as snap-<partition>-<next offset>.snap: msgpack, CRC-32C checksummed, written
-atomically. "replay restart" restores the newest valid one and replays only the log after it.
-A corrupt snapshot is moved aside to *.broken and the next older one is used.`,
+atomically, with the identity of the log it was taken from. "replay restart" restores the
+newest valid one of this log and replays only the log after it. A corrupt snapshot, or one of
+another log, is skipped and the next older one is used; "snapshot create" moves corrupt ones
+aside to *.broken (the other commands only read).`,
 	}
 	cmd.AddCommand(newSnapshotCreateCmd(stdout, stderr), newSnapshotListCmd(stdout), newSnapshotVerifyCmd(stdout, stderr))
 	return cmd
@@ -102,7 +108,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		}
 		defer held.Release()
 	}
-	l, store, err := openDB(f.db, f.retain)
+	l, store, err := openDB(f.db, &snapshot.Options{Retain: f.retain})
 	if err != nil {
 		return err
 	}
@@ -118,9 +124,11 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 	for _, pos := range positions {
 		p, until := pos.Partition, pos.Until
 		start := time.Now()
-		// Bring the state up to date from the newest snapshot, writing periodic snapshots
-		// on the way when asked.
-		rec, err := recovery.RestoreNewest(l, store, p, recoveryOptions(opts), until)
+		// Bring the state up to date from the newest snapshot of this log, writing periodic
+		// snapshots on the way when asked. A snapshot that cannot tell its log is not built on.
+		ropts := recoveryOptions(opts)
+		ropts.RequireLogIdentity = true
+		rec, err := recovery.RestoreNewest(l, store, p, ropts, until)
 		if err != nil {
 			return err
 		}
@@ -141,7 +149,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 			continue // the last periodic snapshot is already at the end
 		}
 		wstart := time.Now()
-		in, err := recovery.TakeSnapshot(store, e, now())
+		in, err := recovery.TakeSnapshot(store, l, e, now())
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}
@@ -149,8 +157,8 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		if rec.Snapshot != nil {
 			from = fmt.Sprintf("snapshot at offset %d", rec.SnapshotOffset)
 		}
-		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %d groups, %d offsets, %s written in %s (state from %s, %s)\n",
-			p, in.Name, in.NextOffset, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
+		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %s, %s, %s written in %s (state from %s, %s)\n",
+			p, in.Name, in.NextOffset, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
 	}
 	return nil
 }
@@ -169,7 +177,7 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 			if db == "" {
 				return usageError{errors.New("--db is required")}
 			}
-			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{})
+			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{ReadOnly: true})
 			if err != nil {
 				return err
 			}
@@ -181,14 +189,15 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 			for _, p := range partitions {
 				want[p] = true
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PARTITION\tNEXT-OFFSET\tSIZE\tKAFKA\tCREATED\tRECORDS\tGROUPS\tOFFSETS\tFILE\tSTATUS")
+			t := newTable("", "PARTITION", "NEXT-OFFSET", "SIZE", "KAFKA", "CREATED", "RECORDS", "GROUPS", "OFFSETS", "FILE", "STATUS").
+				demote("KAFKA", "CREATED", "SIZE", "RECORDS", "GROUPS", "OFFSETS")
 			for _, in := range infos {
 				if len(want) > 0 && !want[in.Partition] {
 					continue
 				}
+				p, next := strconv.Itoa(int(in.Partition)), strconv.FormatInt(in.NextOffset, 10)
 				if in.Err != nil {
-					fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t-\t-\t-\t%s\tunreadable: %v\n", in.Partition, in.NextOffset, mb(in.Size), in.Name, in.Err)
+					t.add(p, next, mb(in.Size), "-", "-", "-", "-", "-", in.Name, fmt.Sprint("unreadable: ", in.Err))
 					continue
 				}
 				m := in.Header.Meta
@@ -196,10 +205,9 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 				if m.CreatedAtUnixMilli != 0 {
 					created = time.UnixMilli(m.CreatedAtUnixMilli).UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\theader ok\n", in.Partition, in.NextOffset, mb(in.Size), m.KafkaVersion, created,
-					counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name)
+				t.add(p, next, mb(in.Size), m.KafkaVersion, created, counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name, "header ok")
 			}
-			if err := tw.Flush(); err != nil {
+			if err := t.write(stdout, widthOf(stdout)); err != nil {
 				return err
 			}
 			broken, err := store.Broken()
@@ -221,19 +229,18 @@ func newSnapshotVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
 	var db string
 	cmd := &cobra.Command{
 		Use:   "verify --db <path> [snapshot-file...]",
-		Short: "Check snapshots: checksum, format, and that the state restores",
+		Short: "Check snapshots: checksum, format, the log they were taken from, and that the state restores",
 		Long: `verify reads each snapshot (all of them when no file is named) in full: magic, format
-version, checksum, the name against the header, and that the payload decodes and restores a
-state. It changes nothing (restart moves corrupt files aside; verify only reports). The exit
-code is 1 when any snapshot is bad.`,
+version, checksum, the name against the header, that it was taken from this database's log
+(the batches its header records have the same offsets and CRCs here), and that the payload
+decodes and restores a state. It changes nothing (snapshot create moves corrupt files aside;
+verify only reports). The exit code is 1 when any snapshot is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if db == "" {
-				return usageError{errors.New("--db is required")}
-			}
-			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{})
+			l, store, err := openDB(db, nil)
 			if err != nil {
 				return err
 			}
+			defer l.Close()
 			names := args
 			if len(names) == 0 {
 				infos, err := store.List(-1)
@@ -252,16 +259,26 @@ code is 1 when any snapshot is bad.`,
 			for _, name := range names {
 				start := time.Now()
 				e, in, err := recovery.LoadSnapshot(store, filepath.Base(name), replay.Options{})
+				note := ""
+				if err == nil {
+					// Only a snapshot of this log restores to a state of it.
+					switch lerr := recovery.CheckLog(l, in.Header.Meta); {
+					case errors.Is(lerr, recovery.ErrNoLogIdentity):
+						note = fmt.Sprintf(" (%v)", lerr)
+					case lerr != nil:
+						err = fmt.Errorf("snapshot %s: %w", in.Name, lerr)
+					}
+				}
 				if err != nil {
 					bad++
 					fmt.Fprintf(stdout, "BAD  %s: %v\n", name, err)
 					continue
 				}
-				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %d groups, %d offsets, %s, checked in %s\n",
-					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, e.State().NumGroups(), e.State().NumOffsets(), mb(in.Size), round(time.Since(start)))
+				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %s, %s, %s, checked in %s%s\n",
+					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(start)), note)
 			}
 			if bad > 0 {
-				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %d snapshots are bad", bad, len(names))}
+				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(len(names)), "snapshot"), pluralWord(bad, "is", "are"))}
 			}
 			return nil
 		},
@@ -317,7 +334,7 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 		in.close()
 		return nil, err
 	}
-	store, err := snapshot.OpenStore(snapshotDir(path), snapshot.Options{})
+	store, err := snapshot.OpenStore(snapshotDir(path), snapshot.Options{ReadOnly: true})
 	if err != nil {
 		in.close()
 		return nil, err
@@ -333,12 +350,18 @@ func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Wri
 		for _, m := range rec.Messages() {
 			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
 		}
+		from := restoredFrom{tail: rec.Engine.Stats().Records}
 		if rec.Snapshot != nil {
-			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %d records replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, rec.TailRecords)
+			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %s replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, plural(rec.TailRecords, "record"))
+			from.Snapshot, from.NextOffset = rec.Snapshot.Name, rec.SnapshotOffset
+			if n, ok := rec.Snapshot.Header.Meta.Counter("records"); ok {
+				from.tail -= n
+			}
 		} else {
 			fmt.Fprintf(stderr, "partition %d: no usable snapshot, full replay\n", p)
 		}
 		r.results = append(r.results, replay.Result{Engine: rec.Engine})
+		r.restored = append(r.restored, from)
 	}
 	r.printViolations(stderr)
 	return r, nil

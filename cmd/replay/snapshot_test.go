@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestSnapshotCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, names, 3, "retention")
 
-	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db)
+	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db, "--wide")
 	require.Zero(t, code, errOut)
 	require.Equal(t, 4, strings.Count(out, "\n"), out)
 	require.Contains(t, out, "header ok")
@@ -54,10 +55,11 @@ func TestSnapshotCommands(t *testing.T) {
 	require.Contains(t, out, "after the requested offset 5")
 	require.Contains(t, out, "same state")
 
-	// describe and offsets from a snapshot print exactly what a full replay prints.
+	// describe and offsets from a snapshot print exactly what a full replay prints, but for
+	// where the state came from: the snapshot at the end, and no record replayed after it.
 	for _, args := range [][]string{
 		{"describe", db, "--format", "json"},
-		{"describe", db},
+		{"describe", db, "--wide"},
 		{"offsets", db, "--format", "json"},
 		{"describe", db, "--format", "json", "--at-offset", "60"},
 	} {
@@ -65,13 +67,34 @@ func TestSnapshotCommands(t *testing.T) {
 		require.Zero(t, code, errOut)
 		fromSnap, errOut, code := snapCLI(t, append(args, "--from-snapshot")...)
 		require.Zero(t, code, errOut)
-		if len(args) < 5 { // --at-offset 60 is before every retained snapshot: full replay
+		restored := len(args) < 5 // --at-offset 60 is before every retained snapshot: full replay
+		if restored {
 			require.Contains(t, errOut, "from snapshot snap-")
+		}
+		if args[0] == "describe" && args[2] == "--wide" {
+			require.Contains(t, fromSnap, "(next offset 126, snapshot at offset 126 and 0 records replayed after it, ")
+			full = strings.Replace(full, "126 records replayed", "snapshot at offset 126 and 0 records replayed after it", 1)
+		}
+		if args[0] == "describe" && args[2] == "--format" {
+			var a, b map[string]any
+			require.NoError(t, json.Unmarshal([]byte(full), &a))
+			require.NoError(t, json.Unmarshal([]byte(fromSnap), &b))
+			pa, pb := a["partitions"].([]any)[0].(map[string]any), b["partitions"].([]any)[0].(map[string]any)
+			if restored {
+				require.Equal(t, float64(0), pb["recordsReplayed"], "records replayed after the snapshot")
+				require.Equal(t, map[string]any{"name": filepath.Base(names[2]), "nextOffset": float64(126)}, pb["snapshot"])
+				delete(pa, "recordsReplayed")
+				delete(pb, "recordsReplayed")
+				delete(pb, "snapshot")
+			}
+			require.Equal(t, a, b, "%v", args)
+			continue
 		}
 		require.Equal(t, full, fromSnap, "%v", args)
 	}
 
-	// Corrupt the newest: verify reports it, restart moves it aside and uses the next one.
+	// Corrupt the newest: verify reports it, restart (which only reads) skips it and uses the
+	// next one, snapshot create moves it aside.
 	b, err := os.ReadFile(names[2])
 	require.NoError(t, err)
 	b[len(b)/2] ^= 0xff
@@ -82,16 +105,22 @@ func TestSnapshotCommands(t *testing.T) {
 
 	out, errOut, code = snapCLI(t, "restart", "--db", db, "--compare-full", "--format", "json")
 	require.Zero(t, code, errOut)
-	require.Contains(t, out, "moved aside to "+filepath.Base(names[2])+".broken")
+	require.Contains(t, out, filepath.Base(names[2])+" is unusable")
+	require.Contains(t, out, "left in place (snapshot create moves it aside)")
 	require.Contains(t, out, `"snapshot": "`+filepath.Base(names[1])+`"`)
 	require.Contains(t, out, `"sameState": true`)
+	require.FileExists(t, names[2])
+
+	_, errOut, code = snapCLI(t, "snapshot", "create", "--db", db, "--no-timestamp")
+	require.Zero(t, code, errOut)
+	require.Contains(t, errOut, "moved aside to "+filepath.Base(names[2])+".broken")
 
 	out, errOut, code = snapCLI(t, "snapshot", "list", "--db", db)
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, "quarantined: "+filepath.Base(names[2])+".broken")
 
 	// Snapshots built with other rules are skipped, not used.
-	out, errOut, code = snapCLI(t, "restart", "--db", db, "--kafka-version", "4.3")
+	out, errOut, code = snapCLI(t, "restart", "--db", db, "--kafka-version", "4.3", "--wide")
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, "built with Kafka 4.4 replay rules, recovering with 4.3")
 	require.Contains(t, out, "full replay")

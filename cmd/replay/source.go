@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -43,22 +42,12 @@ func openInput(cmd *cobra.Command, path string, mode eventlog.Mode) (*source, er
 	return &source{Source: in, path: in.Path, report: in.Report(), segments: in.Segments, close: in.Close}, nil
 }
 
-// printReport writes the warnings and, in forensic mode, the problems of a segment input: one
-// line per file and kind, or every problem with --verbose.
+// printReport writes what the segment input skipped: files ignored on purpose (warnings),
+// batches superseded by earlier segment files (notes: Kafka's reads skip them too), and, in
+// forensic mode, damaged input. Without --verbose each file counts its problems per kind on one
+// line; with it every problem has its own. Notes go to w (silenced by --quiet), damage always.
 func (in *source) printReport(w io.Writer) {
-	if in.report == nil {
-		return
+	if in.report != nil {
+		in.report.Render(w, loud(w), verbose(w))
 	}
-	for _, warn := range in.report.Warnings() {
-		fmt.Fprintln(w, "warning:", warn)
-	}
-	n := in.report.Count()
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%d problem(s) in the input:\n", n)
-	for _, l := range in.report.ProblemLines() {
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	fmt.Fprint(w, in.report.String())
 }

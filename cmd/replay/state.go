@@ -69,6 +69,33 @@ type replayed struct {
 	// partition.
 	at        query.Point
 	positions []query.Position
+	// restored (parallel to results, --from-snapshot only) says where each partition's state
+	// came from; its records replayed are the tail's.
+	restored []restoredFrom
+}
+
+// restoredFrom is where --from-snapshot took a partition's state from.
+type restoredFrom struct {
+	Snapshot   string `json:"name"`       // the snapshot file ("": none usable, a full replay)
+	NextOffset int64  `json:"nextOffset"` // the snapshot's next offset: where the replay started
+	tail       int64  // the data records replayed after it
+}
+
+// recordsReplayed is how many data records the i-th partition's replay read: all of them, or
+// those after the snapshot its state was restored from.
+func (r *replayed) recordsReplayed(i int) int64 {
+	if i < len(r.restored) {
+		return r.restored[i].tail
+	}
+	return r.results[i].Engine.Stats().Records
+}
+
+// snapshotOf is the snapshot the i-th partition's state was restored from (nil: none).
+func (r *replayed) snapshotOf(i int) *restoredFrom {
+	if i < len(r.restored) && r.restored[i].Snapshot != "" {
+		return &r.restored[i]
+	}
+	return nil
 }
 
 // position returns where the point fell in the i-th partition.
@@ -170,17 +197,18 @@ func replaySelected(cmd *cobra.Command, in *source, f *replayFlags, at query.Poi
 	return r, nil
 }
 
+// printViolations writes the violations forensic mode recorded, whatever --quiet says.
 func (r *replayed) printViolations(w io.Writer) {
 	for _, res := range r.results {
 		printEngineViolations(w, res.Engine)
 	}
 }
 
-// printEngineViolations prints an engine's violations, one line per file and record type
-// (every one with --verbose).
+// printEngineViolations prints an engine's violations, whatever --quiet says: one line per
+// file and record type (every one with --verbose).
 func printEngineViolations(w io.Writer, e *replay.Engine) {
 	for _, v := range violationLines(e) {
-		fmt.Fprintln(w, "violation:", v.Error)
+		fmt.Fprintln(loud(w), "violation:", v.Error)
 	}
 }
 

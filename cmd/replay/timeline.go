@@ -236,7 +236,7 @@ func runTimeline(cmd *cobra.Command, path string, f *timelineFlags, stdout, stde
 		if f.summary {
 			what = "rebalance"
 		}
-		fmt.Fprintf(out, "no %s of group %q selected (%s in the log)\n", what, f.group, countOf(found, "event", "events"))
+		fmt.Fprintf(out, "no %s of group %q selected (%s in the log)\n", what, f.group, plural(int64(found), "event"))
 	}
 	return nil
 }
@@ -357,7 +357,7 @@ func (t *rebalanceTally) String() string {
 			parts = append(parts, fmt.Sprintf("%d %s", t.causes[k], w[1]))
 		}
 	}
-	s := countOf(t.n, "rebalance", "rebalances") + ": " + strings.Join(parts, ", ")
+	s := plural(int64(t.n), "rebalance") + ": " + strings.Join(parts, ", ")
 	if t.superseded > 0 {
 		s += fmt.Sprintf("; %d superseded before converging", t.superseded)
 	}

@@ -11,9 +11,10 @@ import (
 // TestTranscripts runs the command lines in testdata/transcripts (datadriven files: a
 // directive `replay ARGS...` runs the CLI in-process, from this directory; its expected output
 // is the command's stdout, then its stderr with every line prefixed "stderr: ", then "exit N"
-// when N is not 0). Run with -rewrite after an intended change and review the diff: these are
-// what a user reads.
+// when N is not 0), at the default width of 80 columns. Run with -rewrite after an intended
+// change and review the diff: these are what a user reads.
 func TestTranscripts(t *testing.T) {
+	t.Setenv("COLUMNS", "") // 80, whatever the shell running the tests exports
 	datadriven.Walk(t, "testdata/transcripts", func(t *testing.T, path string) {
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			if td.Cmd != "replay" {

@@ -2,30 +2,21 @@ package main
 
 import (
 	"io"
-	"os"
-	"strconv"
+	"math"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/term"
 )
 
-// wrapDefaultWidth is the width timeline and check wrap their text to when stdout is not a
-// terminal and COLUMNS says nothing: the classic terminal's.
-const wrapDefaultWidth = 80
-
-// wrapWidth is the width text to w wraps to: the terminal's when w is one, else $COLUMNS when
-// it is a positive number, else wrapDefaultWidth.
+// wrapWidth is the width text written to w wraps to: the width the command's stdout fits
+// (output.go: the terminal's, $COLUMNS, or 80), no limit with --wide.
 func wrapWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
-			return cols
+	if f, ok := w.(*fitWriter); ok {
+		if f.width <= 0 {
+			return math.MaxInt
 		}
+		return f.width
 	}
-	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 0 {
-		return c
-	}
-	return wrapDefaultWidth
+	return outputWidth(w)
 }
 
 // wrapIndent is how far continuation lines are indented.
@@ -62,12 +53,4 @@ func writeWrapped(w io.Writer, prefix, text string, width int) {
 	}
 	b.WriteString(line + "\n")
 	io.WriteString(w, b.String())
-}
-
-// countOf says n things: "1 partition", "3 partitions".
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

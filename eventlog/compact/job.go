@@ -34,11 +34,14 @@ type Job struct {
 	Options Options
 	// Mode reads the input strictly (the first damaged batch stops the job before anything is
 	// published) or forensically (damage is skipped, reported, and left out of the output).
-	Mode         eventlog.Mode
-	SegmentBytes int64
-	DryRun       bool
-	Verify       VerifyFunc
-	KeepBackup   bool
+	Mode eventlog.Mode
+	// KeepAllProblems keeps every problem of the input's report in full (a verbose listing);
+	// otherwise they are counted per file and kind past the first thousand.
+	KeepAllProblems bool
+	SegmentBytes    int64
+	DryRun          bool
+	Verify          VerifyFunc
+	KeepBackup      bool
 	// Snapshot, for a database, writes snapshots of the compacted log into it before it is
 	// published (the original's snapshots are not carried over: see SnapshotFunc). nil: the
 	// compacted database has none.
@@ -154,7 +157,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	in, err := input.Open(j.Input, j.Mode)
+	in, err := input.OpenWith(j.Input, input.Options{Mode: j.Mode, KeepAllProblems: j.KeepAllProblems})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,8 @@
 // # Detection
 //
 // A directory is a coordlog database when it holds Pebble's CURRENT file or a MANIFEST-N file
-// (IsDatabase). Otherwise it is read as Kafka segments (segment.Open): a partition directory
+// (IsDatabase); it is opened read-only (pebblelog.Options.ReadOnly): reading writes nothing
+// and takes no lock, beside other readers and a writer. Otherwise it is read as Kafka segments (segment.Open): a partition directory
 // when it holds segment files (or a log cleaner's leftovers) itself, else a log directory whose
 // __consumer_offsets-N subdirectories (symbolic links to directories included, followed and
 // reported) are the partitions; a `__consumer_offsets-N` whose N does not fit a partition
@@ -109,6 +110,62 @@ func IsDatabase(dir string) bool {
 	return false
 }
 
+// CheckDBPath checks that db can be written as a coordlog database, from inputs: it is an
+// existing database, or a directory that does not exist yet, or an empty one (or one holding
+// only what a writer creates before its first MANIFEST: LOCK, coordlog.lock, coordlog.reserve);
+// and it is not one of the inputs nor inside one. Anything else (a Kafka partition directory,
+// a directory of other files) would get Pebble's files written among its own.
+func CheckDBPath(db string, inputs ...string) error {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return filepath.Clean(p)
+	}
+	for _, in := range inputs {
+		if rel, err := filepath.Rel(abs(in), abs(db)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			what := "inside the input " + in
+			if rel == "." {
+				what = "the input itself"
+			}
+			return fmt.Errorf("--db %s is %s: the database's files would be written among the input's; give a directory outside it", db, what)
+		}
+	}
+	st, err := os.Stat(db)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", db, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--db %s is a file, not a directory: give a new or empty directory, or an existing coordlog database", db)
+	}
+	if IsDatabase(db) {
+		return nil
+	}
+	ents, err := os.ReadDir(db)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", db, err)
+	}
+	var others []string
+	for _, e := range ents {
+		switch e.Name() {
+		case "LOCK", "coordlog.lock", "coordlog.reserve":
+			continue
+		}
+		others = append(others, e.Name())
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	shown := others
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], fmt.Sprintf("and %d more", len(others)-3))
+	}
+	return fmt.Errorf("--db %s is not a coordlog database and not empty (it holds %s): give a new or empty directory, or an existing coordlog database", db, strings.Join(shown, ", "))
+}
+
 // Options configure how segments are read (a database holds only what an import checked).
 type Options struct {
 	// Mode is strict (the first damaged batch is an error) or forensic (it is skipped and
@@ -126,7 +183,9 @@ func (o Options) segments() segment.Options {
 }
 
 // Open opens path as a database when it holds one, otherwise as Kafka segments read in mode
-// (strict: the first damaged batch is an error; forensic: it is skipped and reported).
+// (strict: the first damaged batch is an error; forensic: it is skipped and reported). A
+// database is opened read-only (pebblelog.Options.ReadOnly): nothing is written, no lock is
+// taken, and it reads beside other readers and a writer.
 func Open(path string, mode eventlog.Mode) (*Input, error) {
 	return OpenWith(path, Options{Mode: mode})
 }
@@ -151,9 +210,9 @@ func OpenWith(path string, opts Options) (*Input, error) {
 		return &Input{Source: r, Path: path, Kind: SegmentFile, Segments: r}, nil
 	}
 	if IsDatabase(path) {
-		l, err := pebblelog.Open(path, nil)
+		l, err := pebblelog.Open(path, &pebblelog.Options{ReadOnly: true})
 		if err != nil {
-			return nil, fmt.Errorf("open coordlog database %s: %w", path, err)
+			return nil, err
 		}
 		return &Input{Source: l, Path: path, Kind: Database, DB: l}, nil
 	}

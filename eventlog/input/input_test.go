@@ -123,6 +123,38 @@ func TestOpenEdgeCases(t *testing.T) {
 	require.ErrorContains(t, err, "its .log files (server.log) are not segments")
 }
 
+// TestCheckDBPath: a database is written only where it can live: not into the input (a
+// Kafka partition directory, or below it), not into a directory of other files; a new, empty
+// or existing database directory is fine.
+func TestCheckDBPath(t *testing.T) {
+	root := t.TempDir()
+	part := filepath.Join(root, "__consumer_offsets-0")
+	copyPartition(t, "classic", part)
+	for _, c := range []struct {
+		db, want string
+	}{
+		{part, "is the input itself"},
+		{filepath.Join(part, "db"), "is inside the input " + part},
+		{filepath.Join(part, "00000000000000000000.log"), "is inside the input"},
+	} {
+		require.ErrorContains(t, CheckDBPath(c.db, part), c.want, c.db)
+	}
+	other := filepath.Join(root, "other")
+	copyPartition(t, "classic", other)
+	require.ErrorContains(t, CheckDBPath(other, part), "is not a coordlog database and not empty (it holds 00000000000000000000.log)")
+	file := filepath.Join(root, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	require.ErrorContains(t, CheckDBPath(file, part), "is a file, not a directory")
+
+	require.NoError(t, CheckDBPath(filepath.Join(root, "new"), part), "a directory to create")
+	empty := filepath.Join(root, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	require.NoError(t, CheckDBPath(empty, part))
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "LOCK"), nil, 0o644))
+	require.NoError(t, CheckDBPath(empty, part), "a writer that stopped before its first MANIFEST")
+	require.NoError(t, CheckDBPath(root+"-db", root), "a sibling whose name starts like the input's")
+}
+
 // The input-detection defects of issue 13 (item 12): `describe .` inside a partition directory
 // failed; a named pipe named like a segment hung the reader; a __consumer_offsets-N whose N
 // does not fit a partition number aborted the whole log directory; symbolic links to partition

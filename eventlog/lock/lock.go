@@ -199,7 +199,9 @@ func acquire(name, file, command string) (*Lock, error) {
 			continue
 		}
 		l := &Lock{name: name, path: file, f: f}
-		if err := l.writeHolder(command); err != nil {
+		// On a full disk the lock is held without its line (the flock decides; the line only
+		// names the holder), so that the command goes on to say what it cannot write itself.
+		if err := l.writeHolder(command); err != nil && !errors.Is(err, syscall.ENOSPC) {
 			l.Release()
 			return nil, fmt.Errorf("lock %s: write %s: %w", name, file, err)
 		}

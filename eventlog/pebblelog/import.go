@@ -2,6 +2,7 @@ package pebblelog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -15,15 +16,31 @@ type ImportOptions struct {
 	CommitBytes int
 	// Progress, when set, is called after every commit with the running totals.
 	Progress func(ImportProgress)
+	// OverlapChecked says that the caller ran CheckOverlap on this input and log, under the
+	// log's writer lock (Options.BeforeWrite), so Import does not run it again.
+	OverlapChecked bool
 }
 
-// ImportProgress is the running total of an import (only what was newly added).
+// ImportProgress is the running total of an import: what was newly added, and what of the
+// input the log held already and was checked against it.
 type ImportProgress struct {
-	Partition int32 // the partition being imported
+	Partition int32 // the partition being imported (or checked)
 	Bytes     int64 // on-disk bytes of the imported batches (their Origin.Size)
 	Records   int64
 	Batches   int64
+	// Checked counts the input's batches the log already held (below its next offset), each
+	// compared with the log (checkOverlap); CheckedBytes are their on-disk bytes. Rewritten
+	// counts those among them that differ from the log's batches only by records removed
+	// (Kafka's log cleaner or coordlog's compaction ran on one of the two copies).
+	Checked, CheckedBytes, Rewritten int64
+	// BeforeStart counts the input's batches below the log's first batch: a log only grows
+	// at its end, so they are not imported.
+	BeforeStart int64
 }
+
+// ErrOtherLog is wrapped by the error of an import whose input is not the log the database
+// holds: a batch of the input that the database holds already has other records.
+var ErrOtherLog = errors.New("the input is another log than the database holds")
 
 // Import copies every batch of src that the log does not hold yet into l, and records the
 // partitions that have none (AddPartition), so that an empty partition is not lost. Per partition it
@@ -31,8 +48,12 @@ type ImportProgress struct {
 // interrupted import resumes where its last commit ended. Batches are committed in groups
 // (see Appender). When src returns an error (a strict-mode *eventlog.Problem, an I/O error),
 // Import commits everything read before it and returns the error, so the log holds exactly the
-// batches before the bad one. A source batch that overlaps the log's end (starts below its next
-// offset but ends after it) is an error: the input is not the one that was imported.
+// batches before the bad one.
+//
+// Before anything is written, every batch of the input that the log already holds is compared
+// with it (CheckOverlap, unless opts.OverlapChecked): an input that is another log (another
+// dump, another cluster's partition) is refused with ErrOtherLog, naming the first offset
+// that differs and both records, and nothing is imported, rather than mixing two logs.
 func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions) (ImportProgress, error) {
 	if opts.CommitBytes <= 0 {
 		opts.CommitBytes = 8 << 20
@@ -45,6 +66,12 @@ func Import(ctx context.Context, src eventlog.Source, l *Log, opts ImportOptions
 		}
 	}
 	var total ImportProgress
+	if !opts.OverlapChecked {
+		var err error
+		if total, err = CheckOverlap(ctx, src, l, parts, opts.Progress); err != nil {
+			return total, err
+		}
+	}
 	for _, p := range parts {
 		total.Partition = p
 		if err := importPartition(ctx, src, l, p, opts, &total); err != nil {
@@ -111,10 +138,10 @@ func importPartition(ctx context.Context, src eventlog.Source, l *Log, p int32, 
 	for it.Next() {
 		b := it.Batch()
 		if b.LastOffset < next {
-			continue // a source that does not skip by itself
+			continue // a source that does not skip by itself (checked by checkOverlap)
 		}
 		if b.BaseOffset < next {
-			err = fmt.Errorf("partition %d: source batch [%d..%d] at %s overlaps the log's next offset %d", p, b.BaseOffset, b.LastOffset, b.Origin, next)
+			err = fmt.Errorf("partition %d: %w: its batch [%d..%d] at %s straddles the log's next offset %d", p, ErrOtherLog, b.BaseOffset, b.LastOffset, b.Origin, next)
 			break
 		}
 		b.Partition = p

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -31,12 +32,56 @@ type Options struct {
 	MemTableSize uint64
 	// CacheSize is Pebble's block cache size. Default 16 MiB.
 	CacheSize int64
+	// ReadOnly opens an existing database for reading only (readonly.go): no lock is taken and
+	// no file is created, written, renamed or removed (Pebble's LOCK, MANIFEST, OPTIONS and WAL
+	// included), so that any number of readers run beside each other and beside one writer, on
+	// read-only media and as a user who cannot write the directory. A reader sees the database
+	// as it was when it was opened.
+	ReadOnly bool
+	// Reserve is the disk space a writer sets aside in <dir>/coordlog.reserve while it is open
+	// (health.go): when something else fills the filesystem, the reserve is freed so that
+	// Pebble can finish the flush and the metadata writes in progress, and the writer stops
+	// with an error instead of Pebble panicking or waiting forever. Default: a memtable and
+	// 1 MiB; negative disables it. Only on the real filesystem; ignored when ReadOnly.
+	Reserve int64
+	// BeforeWrite, when set, is called before a writer's Open writes anything, with the
+	// database opened read-only, under the writer's lock (no other writer can change it until
+	// this one has opened); an error it returns is Open's, and leaves the directory as it was
+	// (Pebble's LOCK file aside). It is not called for a new database. Import's overlap check
+	// runs there (CheckOverlap), so that a refused input changes nothing. Ignored when
+	// ReadOnly.
+	BeforeWrite func(*Log) error
+	// OnFatal is called when Pebble meets an error it cannot continue from in one of its own
+	// goroutines (a MANIFEST write failing after a flush, say), where no caller can be handed
+	// an error. It must not return. Default: print the error, with the database's path and what
+	// to do, on stderr and exit with status 1, as Pebble's own logger does (without its
+	// panic). The database stays crash-consistent: every commit is synced.
+	OnFatal func(error)
+
+	// underOwnLock is set for the read-only open of BeforeWrite, under this process's own
+	// writer lock: there is no other writer to look for.
+	underOwnLock bool
 }
 
 // Log is a Pebble-backed append-only log of Kafka batches for any number of partitions. It
 // implements eventlog.Source. Reads may run concurrently with each other and with one writer.
 type Log struct {
-	db *pebble.DB
+	db       *pebble.DB
+	dir      string
+	readOnly bool
+	// underOwnLock: see Options.underOwnLock.
+	underOwnLock bool
+	// fs is the filesystem Open was given (vfs.Default when nil), without coordlog's wrappers.
+	fs vfs.FS
+	// health is what Pebble reported through its logger and event listener (health.go).
+	health *health
+	// release undoes what a writer's open set up (the reserve, the writer registration).
+	release func()
+	closed  bool
+	// writeFailed is set once a write error was returned to a caller.
+	writeFailed atomic.Bool
+	// reserve and headroom size a writer's free-space check (health.go).
+	reserve, headroom int64
 
 	// wmu serializes writers: an Appender holds it from creation to Commit/Close, so the next
 	// offsets it checks against cannot change under it.
@@ -48,30 +93,46 @@ type Log struct {
 	testHookBeforeCommit func()
 }
 
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)         {}
-func (quietLogger) Errorf(string, ...any)        {}
-func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
-
-// Open opens (creating if needed) the log stored in dir.
+// Open opens the log stored in dir: for writing (creating it if needed) or, with
+// Options.ReadOnly, for reading an existing one.
 func Open(dir string, opts *Options) (*Log, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	if opts.ReadOnly {
+		return openReadOnly(dir, opts)
+	}
+	return openWriter(dir, opts)
+}
+
+// pebbleOptions are the Pebble options of both kinds of opening, reporting to h.
+func pebbleOptions(opts *Options, fs vfs.FS, h *health) *pebble.Options {
 	o := &pebble.Options{
-		FS:                 opts.FS,
-		Logger:             quietLogger{},
+		FS:                 fs,
+		Logger:             pebbleLogger{h},
+		EventListener:      h.listener(),
 		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       opts.MemTableSize,
+		MemTableSize:       memTableSize(opts),
+		ReadOnly:           opts.ReadOnly,
 		// Keys arrive in order, so L0 files do not overlap and compactions are cheap moves;
 		// a higher stop-writes threshold keeps a burst of flushes from stalling an import.
 		L0CompactionThreshold: 8,
 		L0StopWritesThreshold: 32,
 	}
-	if o.MemTableSize == 0 {
-		o.MemTableSize = 32 << 20
+	return o
+}
+
+// memTableSize is Options.MemTableSize or its default.
+func memTableSize(opts *Options) uint64 {
+	if opts.MemTableSize == 0 {
+		return 32 << 20
 	}
+	return opts.MemTableSize
+}
+
+// openPebble opens the database with a block cache of the configured size. Open's panics
+// through Pebble's Fatalf (health.go) come back as errors.
+func openPebble(dir string, opts *Options, o *pebble.Options) (*pebble.DB, error) {
 	cacheSize := opts.CacheSize
 	if cacheSize == 0 {
 		cacheSize = 16 << 20
@@ -79,15 +140,40 @@ func Open(dir string, opts *Options) (*Log, error) {
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
 	o.Cache = cache
-	db, err := pebble.Open(dir, o)
-	if err != nil {
-		return nil, err
-	}
-	return &Log{db: db, next: map[int32]int64{}}, nil
+	var db *pebble.DB
+	err := guard(func() error {
+		var err error
+		db, err = pebble.Open(dir, o)
+		return err
+	})
+	return db, err
 }
 
-// Close closes the database.
-func (l *Log) Close() error { return l.db.Close() }
+// Close closes the database. After a fatal error of Pebble's the database is left as it is
+// (crash-consistent) and Close returns that error. A write error already returned to the
+// caller (the WAL write that failed, which Pebble's Close reports again) is not repeated.
+func (l *Log) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var err error
+	if fatal := l.health.fatalErr(); fatal != nil {
+		err = l.writeError(fatal, nil)
+	} else if err = guard(l.db.Close); err != nil && l.writeFailed.Load() {
+		err = nil
+	}
+	if l.release != nil {
+		l.release()
+	}
+	return err
+}
+
+// Dir returns the database's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// ReadOnly reports whether the log was opened read-only.
+func (l *Log) ReadOnly() bool { return l.readOnly }
 
 func batchKey(dst []byte, p int32, lastOffset int64) []byte {
 	dst = append(dst, prefixBatch)
@@ -132,7 +218,7 @@ func (l *Log) readMeta(p int32) (next int64, found bool, err error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, false, l.readError(err)
 	}
 	defer closer.Close()
 	if len(v) != 9 || v[0] != metaFormat {
@@ -145,7 +231,7 @@ func (l *Log) readMeta(p int32) (next int64, found bool, err error) {
 func (l *Log) Partitions() ([]int32, error) {
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta}, UpperBound: []byte{prefixMeta + 1}})
 	if err != nil {
-		return nil, err
+		return nil, l.readError(err)
 	}
 	var ps []int32
 	for it.First(); it.Valid(); it.Next() {
@@ -153,7 +239,7 @@ func (l *Log) Partitions() ([]int32, error) {
 			ps = append(ps, int32(binary.BigEndian.Uint32(it.Key()[1:])))
 		}
 	}
-	return ps, errors.Join(it.Error(), it.Close())
+	return ps, l.readError(errors.Join(it.Error(), it.Close()))
 }
 
 // Offsets implements eventlog.Source.
@@ -185,13 +271,25 @@ func (l *Log) AddPartition(p int32, next int64) error {
 	if p < 0 || next < 0 {
 		return fmt.Errorf("partition %d: bad partition or next offset %d", p, next)
 	}
+	if l.readOnly {
+		return fmt.Errorf("partition %d: %s: %w", p, l.dir, ErrReadOnly)
+	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if _, found, err := l.readMeta(p); err != nil || found {
 		return err
 	}
-	if err := l.db.Set(metaKey(p), binary.BigEndian.AppendUint64([]byte{metaFormat}, uint64(next)), pebble.Sync); err != nil {
-		return err
+	if err := l.health.stopErr(); err != nil {
+		return l.writeError(err, nil)
+	}
+	if err := l.checkSpace(64, false); err != nil {
+		return l.writeError(err, nil)
+	}
+	if err := guard(func() error {
+		return l.db.Set(metaKey(p), binary.BigEndian.AppendUint64([]byte{metaFormat}, uint64(next)), pebble.Sync)
+	}); err != nil {
+		l.writeFailed.Store(true)
+		return l.writeError(err, nil)
 	}
 	l.mu.Lock()
 	l.next[p] = next
@@ -214,27 +312,44 @@ func (l *Log) Append(b *eventlog.Batch) error {
 // Sync: after a crash a Kafka batch is wholly present or absent and the stored next offset
 // always agrees with the stored batches. Grouping amortizes the fsync, which is what makes a
 // million records per second reachable. An Appender holds the log's writer lock until Close.
+//
+// A commit that fails (a full disk, an I/O error, a flush that failed in the background)
+// returns an error that names the directory, says what to do and up to which offset of each
+// partition the database is intact; the Appender refuses further commits.
 type Appender struct {
 	l        *Log
 	pb       *pebble.Batch
 	inflight *pebble.Batch // applied, WAL fsync possibly still running (see CommitAsync)
 	next     map[int32]int64
-	buf      []byte
-	key      []byte
-	batches  int
-	closed   bool
+	// committed is next as of the last CommitAsync (what inflight makes durable), durable the
+	// next offsets known to be durable (from the log when first touched, then after each Wait).
+	committed, durable map[int32]int64
+	failed             error
+	buf                []byte
+	key                []byte
+	batches            int
+	closed             bool
 }
 
 // NewAppender starts a group of appends; it blocks while another Appender is open.
 func (l *Log) NewAppender() *Appender {
 	l.wmu.Lock()
-	return &Appender{l: l, pb: l.db.NewBatch(), next: map[int32]int64{}}
+	a := &Appender{l: l, next: map[int32]int64{}, committed: map[int32]int64{}, durable: map[int32]int64{}}
+	if l.readOnly {
+		a.failed = fmt.Errorf("append to %s: %w", l.dir, ErrReadOnly)
+	} else {
+		a.pb = l.db.NewBatch()
+	}
+	return a
 }
 
 // Add encodes b into the pending group (copying it: b may be reused by its iterator
 // afterwards). It rejects a batch that starts below the partition's next offset; gaps are
 // allowed, as compaction leaves them.
 func (a *Appender) Add(b *eventlog.Batch) error {
+	if a.failed != nil {
+		return a.failed
+	}
 	if b.Partition < 0 {
 		return fmt.Errorf("partition %d: negative partition", b.Partition)
 	}
@@ -247,6 +362,7 @@ func (a *Appender) Add(b *eventlog.Batch) error {
 		if next, err = a.l.NextOffset(b.Partition); err != nil {
 			return err
 		}
+		a.durable[b.Partition] = next
 	}
 	if b.BaseOffset < next {
 		return fmt.Errorf("partition %d: batch [%d..%d] from %s: %w (%d)", b.Partition, b.BaseOffset, b.LastOffset, b.Origin, ErrOffsetRegression, next)
@@ -262,7 +378,12 @@ func (a *Appender) Add(b *eventlog.Batch) error {
 }
 
 // Len returns the pending size in bytes.
-func (a *Appender) Len() int { return a.pb.Len() }
+func (a *Appender) Len() int {
+	if a.pb == nil {
+		return 0
+	}
+	return a.pb.Len()
+}
 
 // Batches returns the number of pending Kafka batches.
 func (a *Appender) Batches() int { return a.batches }
@@ -276,15 +397,30 @@ func (a *Appender) Commit() error {
 	return a.Wait()
 }
 
+// fail records err as the reason the Appender stops and returns it explained.
+func (a *Appender) fail(err error) error {
+	if a.failed == nil {
+		a.failed = a.l.writeError(err, a.durable)
+		a.l.writeFailed.Store(true)
+	}
+	return a.failed
+}
+
 // Wait waits until every group committed so far is durable.
 func (a *Appender) Wait() error {
 	if a.inflight == nil {
-		return nil
+		return a.failed
 	}
-	err := a.inflight.SyncWait()
+	err := guard(a.inflight.SyncWait)
 	a.inflight.Close()
 	a.inflight = nil
-	return err
+	if err != nil {
+		return a.fail(err)
+	}
+	for p, n := range a.committed {
+		a.durable[p] = n
+	}
+	return nil
 }
 
 // CommitAsync is Commit without waiting for the WAL fsync of this group, so that the caller
@@ -292,11 +428,22 @@ func (a *Appender) Wait() error {
 // applied atomically (visible, and in the WAL before any later group), so the crash guarantees
 // are unchanged; only durability of this last group is pending until Wait or the next commit.
 func (a *Appender) CommitAsync() error {
+	if a.failed != nil {
+		return a.failed
+	}
 	if a.batches == 0 {
 		return nil
 	}
 	if err := a.Wait(); err != nil { // at most one group in flight
 		return err
+	}
+	// A full disk or a failed flush stops the writer before its next commit: Pebble would
+	// treat a failed commit as fatal.
+	if err := a.l.health.stopErr(); err != nil {
+		return a.fail(err)
+	}
+	if err := a.l.checkSpace(int64(a.pb.Len()), false); err != nil {
+		return a.fail(err)
 	}
 	for p, n := range a.next {
 		v := binary.BigEndian.AppendUint64([]byte{metaFormat}, uint64(n))
@@ -307,12 +454,13 @@ func (a *Appender) CommitAsync() error {
 	if h := a.l.testHookBeforeCommit; h != nil {
 		h()
 	}
-	if err := a.l.db.ApplyNoSyncWait(a.pb, pebble.Sync); err != nil {
-		return err
+	if err := guard(func() error { return a.l.db.ApplyNoSyncWait(a.pb, pebble.Sync) }); err != nil {
+		return a.fail(err)
 	}
 	a.l.mu.Lock()
 	for p, n := range a.next {
 		a.l.next[p] = n
+		a.committed[p] = n
 	}
 	a.l.mu.Unlock()
 	a.inflight = a.pb
@@ -329,6 +477,8 @@ func (a *Appender) Close() {
 	}
 	a.closed = true
 	_ = a.Wait()
-	a.pb.Close()
+	if a.pb != nil {
+		a.pb.Close()
+	}
 	a.l.wmu.Unlock()
 }

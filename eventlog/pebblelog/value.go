@@ -94,10 +94,11 @@ func (l *Log) Batches(p int32, from int64) (eventlog.Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &iter{it: pi, seek: batchKey(nil, p, max(from, 0))}, nil
+	return &iter{l: l, it: pi, seek: batchKey(nil, p, max(from, 0))}, nil
 }
 
 type iter struct {
+	l       *Log
 	it      *pebble.Iterator
 	seek    []byte
 	started bool
@@ -118,7 +119,7 @@ func (i *iter) advance() bool {
 		ok = i.it.Next()
 	}
 	if !ok {
-		i.err = i.it.Error()
+		i.err = i.l.readError(i.it.Error())
 	}
 	return ok
 }
@@ -136,10 +137,19 @@ func (i *iter) next(headerOnly bool) bool {
 		err = decodeBatch(&i.batch, i.it.Key(), v, headerOnly)
 	}
 	if err != nil {
-		i.err = err
+		i.err = i.l.readError(err)
 		return false
 	}
 	return true
+}
+
+// withRecords decodes the records of the current batch after nextHeader.
+func (i *iter) withRecords() error {
+	v, err := i.it.ValueAndErr()
+	if err == nil {
+		err = decodeBatch(&i.batch, i.it.Key(), v, false)
+	}
+	return i.l.readError(err)
 }
 
 func (i *iter) Batch() *eventlog.Batch { return &i.batch }

@@ -238,6 +238,8 @@ func (a *batchAudit) Observe(ev *replay.Event, _ groupstate.View) {
 		}
 		a.last = own
 	}
+	// The maps keep a.last, the group's own copy: k.Group aliases the batch, whose buffer the
+	// reader reuses before flush reads the maps.
 	tomb := ev.Record.Value == nil
 	switch k.Type {
 	case recordcodec.ConsumerGroupTargetAssignmentMember, recordcodec.ShareGroupTargetAssignmentMember, recordcodec.StreamsGroupTargetAssignmentMember:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/eventlogtest"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/internal/testcorpus"
 	"github.com/coordlog/coordlog/recordcodec"
@@ -229,4 +230,30 @@ func TestMashaKosherReset(t *testing.T) {
 	// The offsets deleted one topic at a time afterwards, the group staying.
 	require.Equal(t, []int64{422, 423}, []int64{got[1].Offset, got[2].Offset})
 	require.Equal(t, "offset-delete", got[1].Event.Deletion.Cause)
+}
+
+// TestFindingsDoNotAliasBatches: check on every recording gives the same findings from
+// batches that are overwritten as soon as the engine moves past them
+// (eventlogtest.Scribbling), so nothing the audit keeps aliases a source's read buffer.
+func TestFindingsDoNotAliasBatches(t *testing.T) {
+	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions"} {
+		run := func(scribble bool) []Finding {
+			var src eventlog.Source
+			src, err := segment.Open(filepath.Join(testcorpus.Recordings(), sc, "__consumer_offsets-0"), segment.Options{})
+			require.NoError(t, err)
+			if scribble {
+				src = eventlogtest.Scribbling(src)
+			}
+			a := NewWith(Options{Explain: explain.Options{SessionTimeoutMs: 3000}})
+			e := replay.New(0, replay.Options{Mode: eventlog.Forensic, Observer: a.Observer(0)})
+			require.NoError(t, e.Run(context.Background(), src, math.MaxInt64))
+			return a.Finish([]*replay.Engine{e}, nil, 1)
+		}
+		plain, scribbled := run(false), run(true)
+		require.Equal(t, len(plain), len(scribbled), sc)
+		for i := range plain {
+			p, s := plain[i], scribbled[i]
+			require.Equal(t, [5]any{p.Offset, p.Kind, p.Group, p.Detail, p.Next}, [5]any{s.Offset, s.Kind, s.Group, s.Detail, s.Next}, sc)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/eventlogtest"
 	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/internal/testcorpus"
 	"github.com/coordlog/coordlog/replay"
@@ -18,9 +20,19 @@ import (
 
 // events replays a recording up to until and returns the events of group.
 func events(t *testing.T, scenario string, opts Options, until int64) []*Event {
+	return eventsFrom(t, scenario, opts, until, false)
+}
+
+// eventsFrom is events, from batches overwritten once the engine moves past them when
+// scribble is set (eventlogtest.Scribbling).
+func eventsFrom(t *testing.T, scenario string, opts Options, until int64, scribble bool) []*Event {
 	t.Helper()
+	var src eventlog.Source
 	src, err := segment.Open(filepath.Join(testcorpus.Recordings(), scenario, "__consumer_offsets-0"), segment.Options{})
 	require.NoError(t, err)
+	if scribble {
+		src = eventlogtest.Scribbling(src)
+	}
 	var out []*Event
 	opts.Emit = func(ev *Event) { out = append(out, ev) }
 	a := NewAnalyzer(0, opts)
@@ -244,11 +256,12 @@ func TestEveryRecordingIsExplained(t *testing.T) {
 	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions"} {
 		t.Run(sc, func(t *testing.T) {
 			all := events(t, sc, Options{}, math.MaxInt64)
-			again := events(t, sc, Options{}, math.MaxInt64)
+			// Again from batches overwritten once applied: what the events keep is copied.
+			again := eventsFrom(t, sc, Options{}, math.MaxInt64, true)
 			require.NotEmpty(t, all)
 			a, _ := json.Marshal(all)
 			b, _ := json.Marshal(again)
-			require.JSONEq(t, string(a), string(b), "deterministic")
+			require.JSONEq(t, string(a), string(b), "deterministic, and nothing aliases a batch")
 			groups := map[string]int64{}
 			for _, e := range all {
 				require.NotEmpty(t, e.Text, "%+v", e)
@@ -386,4 +399,29 @@ func TestClassifyRemoval(t *testing.T) {
 		r := a.classifyRemoval(g, c.m(), at(c.at))
 		require.Equal(t, c.cause, r.Cause, c.name)
 	}
+}
+
+// TestOffsetMarks: in the transactions recording, producer 1's second transaction moved
+// txn-consumer's s6-in-1 back from 14 to 11: that committed offset carries the rewind, the
+// others no mark.
+func TestOffsetMarks(t *testing.T) {
+	src, err := segment.Open(filepath.Join(testcorpus.Recordings(), "transactions", "__consumer_offsets-0"), segment.Options{})
+	require.NoError(t, err)
+	m := NewOffsetMarks(0, Options{})
+	e := replay.New(0, replay.Options{Mode: eventlog.Strict, Observer: m})
+	require.NoError(t, e.Run(context.Background(), src, math.MaxInt64))
+	m.Close()
+	var labels []string
+	unmarked := 0
+	for _, g := range e.State().OffsetGroupIDs() {
+		for _, o := range e.State().Offsets(g) {
+			if mk := m.Of(g, o.Topic, o.Partition, o.RecordOffset); mk != nil {
+				labels = append(labels, fmt.Sprintf("%s %s-%d %s", g, o.Topic, o.Partition, mk.Label(o.CommittedOffset)))
+			} else {
+				unmarked++
+			}
+		}
+	}
+	require.Equal(t, []string{"txn-consumer s6-in-1 rewind 14->11 (-3)"}, labels)
+	require.Greater(t, unmarked, 0)
 }

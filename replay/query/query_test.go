@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/eventlogtest"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/testcorpus"
@@ -150,7 +151,8 @@ type adminListing struct {
 func listGroups(t *testing.T, in eventlog.Source, until int64, f query.GroupFilter) ([]query.GroupRow, *query.Activity) {
 	t.Helper()
 	act := query.NewActivity()
-	res, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: 0, Until: until, Observer: act}}, replay.Options{}, 0)
+	// From batches overwritten once applied: what the state and the activity keep is copied.
+	res, err := replay.ReplayCuts(context.Background(), eventlogtest.Scribbling(in), []replay.Cut{{Partition: 0, Until: until, Observer: act}}, replay.Options{}, 0)
 	require.NoError(t, err)
 	return query.ListGroups([]query.PartitionState{{Partition: 0, View: res[0].Engine.State(), Activity: act}}, f), act
 }
@@ -370,6 +372,7 @@ func TestSuggest(t *testing.T) {
 	names := []string{"orders-app", "orders-app-v2", "payments", "Orders-App", "audit"}
 	require.Equal(t, []string{"Orders-App", "orders-app-v2"}, query.Suggest("orders-app", names, 5))
 	require.Equal(t, []string{"payments"}, query.Suggest("paymnets", names, 5))
+	require.Equal(t, []string{"audit"}, query.Suggest("aduit", names, 5), "a swap of two letters is one edit")
 	require.Equal(t, []string{"Orders-App", "orders-app", "orders-app-v2"}, query.Suggest("orders", names, 5))
 	require.Empty(t, query.Suggest("zzz", names, 5))
 }

@@ -78,12 +78,14 @@ func abs(x int) int {
 	return x
 }
 
-// editDistance is the Levenshtein distance of a and b, or limit+1 as soon as it must exceed
-// limit.
+// editDistance is the edit distance of a and b where swapping two adjacent characters counts
+// as one edit, as inserting, deleting or replacing one does (the optimal string alignment
+// distance: "wdie" is 1 from "wide"), or limit+1 as soon as it must exceed limit.
 func editDistance(a, b string, limit int) int {
 	if abs(len(a)-len(b)) > limit {
 		return limit + 1
 	}
+	prev2 := make([]int, len(b)+1) // the row before prev, for transpositions
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -98,12 +100,15 @@ func editDistance(a, b string, limit int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			rowMin = min(rowMin, cur[j])
 		}
 		if rowMin > limit {
 			return limit + 1
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

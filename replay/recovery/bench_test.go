@@ -183,7 +183,7 @@ func BenchmarkRestartFromSnapshot(b *testing.B) {
 		if err := e.Run(ctx, bl.log, cut); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := TakeSnapshot(store, e, 0); err != nil {
+		if _, err := TakeSnapshot(store, bl.log, e, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -245,7 +245,7 @@ func BenchmarkSnapshotCreate(b *testing.B) {
 	var rates snapshotRates
 	for b.Loop() {
 		start := time.Now()
-		in, err := TakeSnapshot(store, e, 0)
+		in, err := TakeSnapshot(store, bl.log, e, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func BenchmarkSnapshotEncode(b *testing.B) {
 		b.Fatal(err)
 	}
 	pl := newSnapshotPayload(e)
-	m := SnapshotMeta(e, 0)
+	m := mustMeta(b, bl.log, e)
 	var size int64
 	for b.Loop() {
 		n, err := snapshot.Encode(io.Discard, m, pl)
@@ -303,7 +303,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e)); err != nil {
+	if _, err := snapshot.Encode(&buf, mustMeta(b, bl.log, e), newSnapshotPayload(e)); err != nil {
 		b.Fatal(err)
 	}
 	r := bytes.NewReader(buf.Bytes())
@@ -328,7 +328,7 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pl, m := newSnapshotPayload(e), SnapshotMeta(e, 0)
+	pl, m := newSnapshotPayload(e), mustMeta(b, bl.log, e)
 	var size int64
 	for b.Loop() {
 		in, err := store.Write(m, pl)
@@ -376,7 +376,7 @@ func BenchmarkSnapshotCreatePeriodic(b *testing.B) {
 	}
 	runtime.GC()
 	start := time.Now()
-	first, err := TakeSnapshotCached(store, e, 0)
+	first, err := TakeSnapshotCached(store, bl.log, e, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func BenchmarkSnapshotCreatePeriodic(b *testing.B) {
 		runtime.GC()
 		b.StartTimer()
 		start := time.Now()
-		in, err := TakeSnapshotCached(store, e, 0)
+		in, err := TakeSnapshotCached(store, bl.log, e, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func (c CompactedSnapshots) Take(ctx context.Context, original, staged string, c
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil, nil
 	}
-	orig, err := snapshot.OpenStore(dir, snapshot.Options{})
+	orig, err := snapshot.OpenStore(dir, snapshot.Options{ReadOnly: true})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -74,7 +74,7 @@ func (c CompactedSnapshots) Take(ctx context.Context, original, staged string, c
 		if err := e.Run(ctx, compacted, math.MaxInt64); err != nil {
 			return 0, nil, fmt.Errorf("partition %d: replay the compacted log: %w", p, err)
 		}
-		in, err := TakeSnapshot(store, e, c.CreatedAt)
+		in, err := TakeSnapshot(store, compacted, e, c.CreatedAt)
 		if err != nil {
 			return 0, nil, fmt.Errorf("partition %d: %w", p, err)
 		}

@@ -7,7 +7,8 @@
 //
 // A snapshot is a snapshot.Store file. Its meta carries the partition, the next offset, the
 // Kafka version and record layout of the replay rules, the payload kind (SnapshotKind,
-// "replay/v2") and display counters. Its payload is an array [Stats, state image]: the
+// "replay/v2"), display counters and the identity of the log it was taken from (identity.go:
+// the log's first batch and the batch holding the last offset replayed, by offsets and CRC). Its payload is an array [Stats, state image]: the
 // engine's counters (replay.Stats, msgpack) and the state as a groupstate image, framed as
 // [layout (1), head, [part...]] with every part a msgpack byte string (image.go). The image is
 // written straight from the state's maps and read straight back into them, part by part on
@@ -29,8 +30,19 @@
 //     state, next offset and counters of a full replay (tests: every cut point of generated
 //     logs, the public dumps, the Kafka 4.4 recordings). The one exception: a snapshot taken
 //     inside a batch (Run with an until inside it) counts that batch once on each side.
-//   - A snapshot is used only under the rules it was built with (same Kafka version and
-//     record layout), never ahead of the log, and in strict mode never after violations.
+//   - A snapshot is used only on the log it was taken from (CheckLog: the batches its identity
+//     names have the same offsets and CRCs in the log; a snapshot copied from another database,
+//     or from before a compaction rewrote those batches, is skipped with a message naming the
+//     batch and both CRCs), under the rules it was built with (same Kafka version and record
+//     layout), never ahead of the log, and in strict mode never after violations.
+//   - A snapshot without an identity (snapshot format 1, written before coordlog recorded it)
+//     is used after the one check that remains (the log holds the last offset it replayed),
+//     with a note that says so; Options.RequireLogIdentity refuses it instead, so that
+//     snapshot create never builds a new snapshot, with this log's identity, on a state whose
+//     log cannot be told.
+//   - Restoring writes nothing unless the store is writable: with a read-only store (every
+//     command that only reads) a corrupt snapshot is skipped and left in place; a store that
+//     cannot be read is a warning and a full replay.
 //   - The committed testdata/replay-v2.snap keeps restoring to a full replay's state
 //     (TestSnapshotFormatCompatibility); a field added to groupstate's internal structs fails
 //     groupstate's image tests until the image carries it.

@@ -49,7 +49,7 @@ func ExampleRecover() {
 	if err := e.Run(ctx, db, 40); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := recovery.TakeSnapshot(store, e, 0); err != nil {
+	if _, err := recovery.TakeSnapshot(store, db, e, 0); err != nil {
 		log.Fatal(err)
 	}
 

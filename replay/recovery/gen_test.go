@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"sort"
 
@@ -291,9 +292,20 @@ type genSource struct {
 	batches []*eventlog.Batch
 }
 
+// genMem generates spec's log in memory. Each batch gets a CRC of its records, as a real
+// batch has one (a log's identity is its batches' CRCs).
 func genMem(spec genSpec) *genSource {
 	s := &genSource{p: spec.Partition}
-	if err := generate(spec, func(b *eventlog.Batch) error { s.batches = append(s.batches, b); return nil }); err != nil {
+	if err := generate(spec, func(b *eventlog.Batch) error {
+		h := crc32.NewIEEE()
+		for _, r := range b.Records {
+			h.Write(r.Key)
+			h.Write(r.Value)
+		}
+		b.CRC = h.Sum32()
+		s.batches = append(s.batches, b)
+		return nil
+	}); err != nil {
 		panic(err)
 	}
 	return s

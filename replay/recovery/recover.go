@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -33,6 +34,12 @@ type Options struct {
 	// a lower GOMEMLIMIT), past which the runtime collects as usual. Meant for processes that
 	// do nothing else meanwhile, such as the replay CLI, which sets it.
 	PauseGC bool
+	// RequireLogIdentity refuses snapshots that record no log identity (format 1, written
+	// before coordlog recorded one) instead of using them after the checks that remain
+	// possible (CheckLog). Set it where a new snapshot is built on the restored state
+	// (snapshot create): a state whose log cannot be checked must not be passed on under a
+	// new snapshot's identity.
+	RequireLogIdentity bool
 }
 
 // newSnapshotPayload is the payload of a snapshot of e. It reads e's state while the
@@ -98,9 +105,14 @@ func effectiveVersion(o replay.Options) groupstate.KafkaVersion {
 	return groupstate.DefaultKafkaVersion
 }
 
-// SnapshotMeta returns the meta a snapshot of e carries. createdAtUnixMilli is the caller's
-// clock (0 = not recorded, which keeps snapshots of equal states byte-identical).
-func SnapshotMeta(e *replay.Engine, createdAtUnixMilli int64) snapshot.Meta {
+// SnapshotMeta returns the meta a snapshot of e carries; src is the log e replayed, whose
+// identity the meta records (LogIdentity). createdAtUnixMilli is the caller's clock (0 = not
+// recorded, which keeps snapshots of equal states byte-identical).
+func SnapshotMeta(src eventlog.Source, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Meta, error) {
+	marks, err := LogIdentity(src, e.Partition(), e.NextOffset())
+	if err != nil {
+		return snapshot.Meta{}, err
+	}
 	st := e.Stats()
 	return snapshot.Meta{
 		Partition:          e.Partition(),
@@ -117,14 +129,19 @@ func SnapshotMeta(e *replay.Engine, createdAtUnixMilli int64) snapshot.Meta {
 			{Name: "groups", Value: int64(e.State().NumGroups())},
 			{Name: "offsets", Value: int64(e.State().NumOffsets())},
 		},
-	}
+		Log: marks,
+	}, nil
 }
 
-// TakeSnapshot writes the engine's current state to store (on demand). The engine must not
-// run until it returns: the state is encoded straight from its maps, on every core, with no
-// copy in between.
-func TakeSnapshot(store *snapshot.Store, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
-	return store.Write(SnapshotMeta(e, createdAtUnixMilli), newSnapshotPayload(e))
+// TakeSnapshot writes the engine's current state to store (on demand), with the identity of
+// src, the log the engine replayed. The engine must not run until it returns: the state is
+// encoded straight from its maps, on every core, with no copy in between.
+func TakeSnapshot(store *snapshot.Store, src eventlog.Source, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
+	m, err := SnapshotMeta(src, e, createdAtUnixMilli)
+	if err != nil {
+		return snapshot.Info{}, err
+	}
+	return store.Write(m, newSnapshotPayload(e))
 }
 
 // TakeSnapshotCached is TakeSnapshot for a running engine that takes snapshot after snapshot:
@@ -133,10 +150,14 @@ func TakeSnapshot(store *snapshot.Store, e *replay.Engine, createdAtUnixMilli in
 // snapshot costs about what changed since the last one. The file is byte for byte what
 // TakeSnapshot writes. The cache holds about one snapshot's bytes in memory, from the first
 // call on. RunWithSnapshots uses it.
-func TakeSnapshotCached(store *snapshot.Store, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
+func TakeSnapshotCached(store *snapshot.Store, src eventlog.Source, e *replay.Engine, createdAtUnixMilli int64) (snapshot.Info, error) {
+	m, err := SnapshotMeta(src, e, createdAtUnixMilli)
+	if err != nil {
+		return snapshot.Info{}, err
+	}
 	pl := newSnapshotPayload(e)
 	pl.State.cache = e.ImageCache()
-	return store.Write(SnapshotMeta(e, createdAtUnixMilli), pl)
+	return store.Write(m, pl)
 }
 
 // Recovery reports what Recover restored and how long each phase took.
@@ -160,23 +181,27 @@ type Recovery struct {
 	Check time.Duration
 	// Loaded says which snapshots were skipped and why; Messages renders it.
 	Loaded snapshot.Loaded
+	// Notes are what the caller should know about the snapshot used (one without a log
+	// identity).
+	Notes []string
 }
 
 // Messages describes the snapshots skipped on the way (corrupt ones moved aside, refused ones
-// left), one line each.
-func (r *Recovery) Messages() []string { return r.Loaded.Messages() }
+// left) and the notes on the one used, one line each.
+func (r *Recovery) Messages() []string { return append(r.Loaded.Messages(), r.Notes...) }
 
 // Total is the sum of the phase durations.
 func (r *Recovery) Total() time.Duration { return r.Verify + r.Decode + r.Restore + r.Tail + r.Check }
 
 // Recover rebuilds partition p's engine: it restores the newest usable snapshot in store
 // (store may be nil) and replays src's tail from the snapshot's next offset to the end. A
-// snapshot is usable when its file verifies and it was built by the same rules: the same
-// payload kind, Kafka version and record layout, no violations when opts.Mode is strict (a
-// strict replay would have stopped there), and an offset the log has reached (a snapshot
-// ahead of the log belongs to another or a damaged log). Unusable snapshots are skipped
-// (corrupt ones moved aside by the store) and reported in Recovery.Loaded; when none is
-// usable Recover replays the whole log. The result is the state a full replay gives.
+// snapshot is usable when its file verifies, it was taken from src (CheckLog: its log
+// identity matches), and it was built by the same rules: the same payload kind, Kafka version
+// and record layout, no violations when opts.Mode is strict (a strict replay would have
+// stopped there), and an offset the log has reached (a snapshot ahead of the log belongs to
+// another or a damaged log). Unusable snapshots are skipped (corrupt ones moved aside by a
+// writable store) and reported in Recovery.Loaded; when none is usable, or the store cannot
+// be read, Recover replays the whole log. The result is the state a full replay gives.
 func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options) (*Recovery, error) {
 	return RecoverTo(ctx, src, store, p, opts, math.MaxInt64)
 }
@@ -185,9 +210,15 @@ func Recover(ctx context.Context, src eventlog.Source, store *snapshot.Store, p 
 // taken after until are not usable and are skipped (and reported), and the tail replay stops
 // at until.
 func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
+	return recoverTo(ctx, src, store, p, opts, until, nil)
+}
+
+// recoverTo is RecoverTo without the snapshots named in exclude (found damaged by an earlier
+// attempt and left in place by a read-only store).
+func recoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, exclude []string) (*Recovery, error) {
 	gc := pauseGC(opts.PauseGC)
 	defer gc.resume()
-	rec, check, err := restoreNewest(src, store, p, opts, until, true)
+	rec, check, err := restoreNewest(src, store, p, opts, until, true, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +252,7 @@ func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, 
 		rec.Check = time.Since(start)
 		if cerr != nil {
 			gc.resume()
-			return recoverAgain(ctx, src, store, p, opts, until, rec, cerr)
+			return recoverAgain(ctx, src, store, p, opts, until, rec, cerr, exclude)
 		}
 	}
 	after := rec.Engine.Stats()
@@ -235,15 +266,18 @@ func RecoverTo(ctx context.Context, src eventlog.Source, store *snapshot.Store, 
 
 // recoverAgain handles a snapshot whose damage only the offset check found (its file
 // checksum matched, so only a writer's bug or a crafted file can do that): it is moved
-// aside like any corrupt snapshot and recovery starts over without it.
-func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, failed *Recovery, cause error) (*Recovery, error) {
-	sk := snapshot.Skipped{Info: *failed.Snapshot, Err: cause}
+// aside like any corrupt snapshot (left in place by a read-only store) and recovery starts
+// over without it.
+func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, failed *Recovery, cause error, exclude []string) (*Recovery, error) {
+	sk := snapshot.Skipped{Info: *failed.Snapshot, Err: fmt.Errorf("%w: %w", snapshot.ErrCorrupt, cause)}
 	moved, err := store.SetAside(failed.Snapshot.Name)
-	if err != nil {
+	switch {
+	case errors.Is(err, snapshot.ErrReadOnly):
+	case err != nil:
 		return nil, fmt.Errorf("replay: recover partition %d: snapshot %s is corrupt (%v) and could not be moved aside: %w", p, failed.Snapshot.Name, cause, err)
 	}
 	sk.MovedTo = moved
-	rec, err := RecoverTo(ctx, src, store, p, opts, until)
+	rec, err := recoverTo(ctx, src, store, p, opts, until, append(exclude, failed.Snapshot.Name))
 	if rec != nil {
 		rec.Loaded.Skipped = append(append(failed.Loaded.Skipped, sk), rec.Loaded.Skipped...)
 	}
@@ -256,14 +290,14 @@ func recoverAgain(ctx context.Context, src eventlog.Source, store *snapshot.Stor
 func RestoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64) (*Recovery, error) {
 	gc := pauseGC(opts.PauseGC)
 	defer gc.resume()
-	rec, _, err := restoreNewest(src, store, p, opts, until, false)
+	rec, _, err := restoreNewest(src, store, p, opts, until, false, nil)
 	return rec, err
 }
 
 // restoreNewest is RestoreNewest; with deferCheck it leaves the restored state's offset
 // check (nil when there is none) to the caller, who must run it and act on its result
 // before trusting the state.
-func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, deferCheck bool) (*Recovery, *groupstate.OffsetCheck, error) {
+func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Options, until int64, deferCheck bool, exclude []string) (*Recovery, *groupstate.OffsetCheck, error) {
 	rec := &Recovery{}
 	var check *groupstate.OffsetCheck
 	_, logNext, err := src.Offsets(p)
@@ -273,13 +307,18 @@ func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 	if store != nil {
 		start := time.Now()
 		var used *replay.Engine
+		var note string
 		rec.Loaded, err = store.Load(p, func(sn *snapshot.Snapshot) error {
 			rec.Verify = time.Since(start)
+			if slices.Contains(exclude, sn.Name) {
+				return errExcluded
+			}
 			if sn.NextOffset > until {
 				start = time.Now()
 				return fmt.Errorf("taken at offset %d, after the requested offset %d", sn.NextOffset, until-1)
 			}
-			e, d, err := restoreSnapshot(sn, p, opts, logNext, deferCheck)
+			e, d, n, err := restoreSnapshot(sn, src, p, opts, logNext, deferCheck)
+			note = n
 			if d != nil {
 				rec.Decode, rec.Restore = d.decode, d.restore
 			}
@@ -290,9 +329,14 @@ func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 			used, check = e, d.check
 			return nil
 		})
+		// A snapshot excluded by the caller was reported already.
+		rec.Loaded.Skipped = slices.DeleteFunc(rec.Loaded.Skipped, func(sk snapshot.Skipped) bool { return errors.Is(sk.Err, errExcluded) })
 		switch {
 		case err == nil:
 			rec.Engine, rec.Snapshot, rec.SnapshotOffset = used, rec.Loaded.Used, rec.Loaded.Used.NextOffset
+			if note != "" {
+				rec.Notes = append(rec.Notes, fmt.Sprintf("snapshot %s: %s", rec.Snapshot.Name, note))
+			}
 		case errors.Is(err, snapshot.ErrNoSnapshot):
 			rec.Verify, rec.Decode, rec.Restore = time.Since(start), 0, 0
 		default:
@@ -305,29 +349,42 @@ func restoreNewest(src eventlog.Source, store *snapshot.Store, p int32, opts Opt
 	return rec, check, nil
 }
 
-// restoreSnapshot checks that sn was built by opts' rules and turns it into an engine. The
-// decoded state (nil when the decode did not start) says how long the decode took.
-func restoreSnapshot(sn *snapshot.Snapshot, p int32, opts Options, logNext int64, deferCheck bool) (*replay.Engine, *decodedState, error) {
+// errExcluded refuses a snapshot the caller excluded.
+var errExcluded = errors.New("excluded")
+
+// restoreSnapshot checks that sn was taken from src and built by opts' rules, and turns it
+// into an engine. The decoded state (nil when the decode did not start) says how long the
+// decode took; note is what the caller should be told about a snapshot used without a log
+// identity.
+func restoreSnapshot(sn *snapshot.Snapshot, src eventlog.Source, p int32, opts Options, logNext int64, deferCheck bool) (e *replay.Engine, d *decodedState, note string, err error) {
 	m := sn.Meta()
 	switch want := effectiveVersion(opts.Options).String(); {
 	case m.KafkaVersion != want:
-		return nil, nil, fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
+		return nil, nil, "", fmt.Errorf("built with Kafka %s replay rules, recovering with %s", m.KafkaVersion, want)
 	case m.RecordLayout != layoutName(opts.Options):
-		return nil, nil, fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, layoutName(opts.Options))
+		return nil, nil, "", fmt.Errorf("built with record layout %q, recovering with %q", m.RecordLayout, layoutName(opts.Options))
 	case m.NextOffset > logNext:
-		return nil, nil, fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
+		return nil, nil, "", fmt.Errorf("snapshot at offset %d is ahead of the log, which ends at %d", m.NextOffset, logNext)
 	}
 	if v, _ := m.Counter("violations"); v > 0 && opts.Mode == eventlog.Strict {
-		return nil, nil, fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
+		return nil, nil, "", fmt.Errorf("state was built past %d violations in forensic mode; strict mode replays from the start to report them", v)
 	}
-	d, err := decodeState(m.PayloadKind, sn.Decode, deferCheck)
+	switch err := CheckLog(src, m); {
+	case errors.Is(err, ErrNoLogIdentity) && opts.RequireLogIdentity:
+		return nil, nil, "", fmt.Errorf("%w: it may come from another log, so no new snapshot is built on it", err)
+	case errors.Is(err, ErrNoLogIdentity):
+		note = fmt.Sprintf("%v; snapshot create writes one that records its log", err)
+	case err != nil:
+		return nil, nil, "", err
+	}
+	d, err = decodeState(m.PayloadKind, sn.Decode, deferCheck)
 	if err != nil {
-		return nil, d, err
+		return nil, d, "", err
 	}
 	if d.st.View().Version().String() != m.KafkaVersion {
-		return nil, d, fmt.Errorf("state says Kafka %s, meta says %s", d.st.View().Version(), m.KafkaVersion)
+		return nil, d, "", fmt.Errorf("state says Kafka %s, meta says %s", d.st.View().Version(), m.KafkaVersion)
 	}
-	return replay.Restore(p, d.st, m.NextOffset, d.stats, opts.Options), d, nil
+	return replay.Restore(p, d.st, m.NextOffset, d.stats, opts.Options), d, note, nil
 }
 
 // LoadSnapshot verifies the snapshot file name in store and restores an engine from it,
@@ -413,7 +470,7 @@ func RunWithSnapshots(ctx context.Context, e *replay.Engine, src eventlog.Source
 			if pol.Now != nil {
 				now = pol.Now()
 			}
-			info, err := TakeSnapshotCached(pol.Store, e, now)
+			info, err := TakeSnapshotCached(pol.Store, src, e, now)
 			if err != nil {
 				return written, err
 			}

@@ -38,6 +38,14 @@ func fullReplay(t testing.TB, src eventlog.Source, p int32, opts Options) *repla
 	return e
 }
 
+// mustMeta is SnapshotMeta of e, which replayed src.
+func mustMeta(t testing.TB, src eventlog.Source, e *replay.Engine) snapshot.Meta {
+	t.Helper()
+	m, err := SnapshotMeta(src, e, 0)
+	require.NoError(t, err)
+	return m
+}
+
 func dumpJSON(t testing.TB, st groupstate.View) []byte {
 	t.Helper()
 	b, err := json.Marshal(st.Dump())
@@ -129,7 +137,7 @@ func checkCuts(t *testing.T, src eventlog.Source, p int32, opts Options, cuts []
 			continue // a gap: the engine stays at the end of the previous batch
 		}
 		cutBatch = cutBatch || mid[k]
-		_, err := TakeSnapshot(store, e, 0)
+		_, err := TakeSnapshot(store, src, e, 0)
 		require.NoError(t, err)
 		rec, err := Recover(ctx, src, store, p, opts)
 		require.NoError(t, err)
@@ -257,28 +265,29 @@ func TestRecoverFromPebbleLog(t *testing.T) {
 
 func TestSnapshotDeterministic(t *testing.T) {
 	spec := genSpec{Seed: 6, Groups: 50, Members: 4, Offsets: 30, Churn: 3000}
-	encode := func(e *replay.Engine) []byte {
+	encode := func(src eventlog.Source, e *replay.Engine) []byte {
 		var buf bytes.Buffer
-		_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
+		_, err := snapshot.Encode(&buf, mustMeta(t, src, e), newSnapshotPayload(e))
 		require.NoError(t, err)
 		return buf.Bytes()
 	}
 	// Two independent replays: Go randomizes map iteration per map, so equal bytes mean no
 	// map order reaches the snapshot.
-	a := encode(fullReplay(t, genMem(spec), 0, Options{}))
-	b := encode(fullReplay(t, genMem(spec), 0, Options{}))
+	srcA, srcB := genMem(spec), genMem(spec)
+	a := encode(srcA, fullReplay(t, srcA, 0, Options{}))
+	b := encode(srcB, fullReplay(t, srcB, 0, Options{}))
 	require.Equal(t, a, b)
 
 	// A restored engine snapshots to the same bytes again.
 	store, err := snapshot.OpenStore(t.TempDir(), snapshot.Options{})
 	require.NoError(t, err)
 	src := genMem(spec)
-	_, err = TakeSnapshot(store, fullReplay(t, src, 0, Options{}), 0)
+	_, err = TakeSnapshot(store, src, fullReplay(t, src, 0, Options{}), 0)
 	require.NoError(t, err)
 	rec, err := Recover(context.Background(), src, store, 0, Options{})
 	require.NoError(t, err)
 	require.Zero(t, rec.TailRecords)
-	require.Equal(t, a, encode(rec.Engine))
+	require.Equal(t, a, encode(src, rec.Engine))
 }
 
 func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
@@ -291,7 +300,7 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	snapAt := func(k int64, opts Options) snapshot.Info {
 		e := replay.New(0, opts.Options)
 		require.NoError(t, e.Run(ctx, src, k))
-		in, err := TakeSnapshot(store, e, 0)
+		in, err := TakeSnapshot(store, src, e, 0)
 		require.NoError(t, err)
 		return in
 	}
@@ -307,7 +316,7 @@ func TestRecoverSkipsUnusableSnapshots(t *testing.T) {
 	require.NoError(t, os.Remove(ahead.Path))
 	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end))
-	m := SnapshotMeta(e, 0)
+	m := mustMeta(t, src, e)
 	m.NextOffset = end + 100
 	_, err = store.Write(m, newSnapshotPayload(e))
 	require.NoError(t, err)
@@ -357,7 +366,7 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 		require.NoError(t, err)
 		e := replay.New(0, replay.Options{})
 		require.NoError(t, e.Run(context.Background(), src, cut))
-		in, err := TakeSnapshot(store, e, 1_700_000_000_000)
+		in, err := TakeSnapshot(store, src, e, 1_700_000_000_000)
 		require.NoError(t, err)
 		b, err := os.ReadFile(in.Path)
 		require.NoError(t, err)
@@ -380,6 +389,8 @@ func TestSnapshotFormatCompatibility(t *testing.T) {
 		if c.usable {
 			require.NotNil(t, rec.Snapshot, "%s: %v", c.file, rec.Messages())
 			require.EqualValues(t, cut, rec.SnapshotOffset)
+			// Written before snapshots recorded their log: used, and said so.
+			require.Contains(t, strings.Join(rec.Messages(), "\n"), "no log identity (snapshot format 1)")
 			requireSameEngine(t, want, rec.Engine, true, c.file)
 			continue
 		}
@@ -409,7 +420,7 @@ func TestSnapshotManySmallParts(t *testing.T) {
 		imagePartBytes = size
 		for range 5 {
 			var buf bytes.Buffer
-			_, err := snapshot.Encode(&buf, SnapshotMeta(e, 0), newSnapshotPayload(e))
+			_, err := snapshot.Encode(&buf, mustMeta(t, src, e), newSnapshotPayload(e))
 			require.NoError(t, err)
 			d, err := decodeState(SnapshotKind, func(into any) error {
 				_, err := snapshot.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), into)
@@ -463,11 +474,11 @@ func TestRecoverSetsAsideDamagedOffsets(t *testing.T) {
 	require.NoError(t, err)
 	older := replay.New(0, replay.Options{})
 	require.NoError(t, older.Run(ctx, src, end/3))
-	good, err := TakeSnapshot(store, older, 0)
+	good, err := TakeSnapshot(store, src, older, 0)
 	require.NoError(t, err)
 	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, 2*end/3))
-	bad, err := store.Write(SnapshotMeta(e, 0), &struct {
+	bad, err := store.Write(mustMeta(t, src, e), &struct {
 		Stats replay.Stats
 		State damagedImage
 	}{e.Stats(), damagedImage{e.State()}})
@@ -497,7 +508,7 @@ func TestPauseGC(t *testing.T) {
 	require.NoError(t, err)
 	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end/2))
-	_, err = TakeSnapshot(store, e, 0)
+	_, err = TakeSnapshot(store, src, e, 0)
 	require.NoError(t, err)
 	defer debug.SetGCPercent(debug.SetGCPercent(137))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
@@ -536,7 +547,7 @@ func TestPauseGCOnlyForShortTails(t *testing.T) {
 	require.NoError(t, err)
 	e := replay.New(0, replay.Options{})
 	require.NoError(t, e.Run(ctx, src, end-20))
-	_, err = TakeSnapshot(store, e, 0)
+	_, err = TakeSnapshot(store, src, e, 0)
 	require.NoError(t, err)
 	require.Equal(t, -1, percentDuringTail(store), "short tail after a snapshot: collector paused")
 	require.Equal(t, 100, debug.SetGCPercent(100))
@@ -591,7 +602,7 @@ func TestSnapshotWriteFailureStopsEncoders(t *testing.T) {
 	for _, n := range []int{0, 1000, 3 << 20} {
 		encoded.Store(0)
 		returned.Store(false)
-		_, err := snapshot.Encode(&failAfter{n: n}, SnapshotMeta(e, 0), newSnapshotPayload(e))
+		_, err := snapshot.Encode(&failAfter{n: n}, mustMeta(t, src, e), newSnapshotPayload(e))
 		returned.Store(true)
 		require.ErrorContains(t, err, "disk full")
 		require.Less(t, encoded.Load(), int64(plan.NumParts()), "n=%d: the failure stopped the encoding early", n)
@@ -612,6 +623,7 @@ func TestTakeSnapshotCachedSameFile(t *testing.T) {
 		batches = append(batches, b.Clone())
 		return nil
 	}))
+	src := &genSource{batches: batches}
 	cached, err := snapshot.OpenStore(filepath.Join(t.TempDir(), "cached"), snapshot.Options{Retain: 10})
 	require.NoError(t, err)
 	plain, err := snapshot.OpenStore(filepath.Join(t.TempDir(), "plain"), snapshot.Options{Retain: 10})
@@ -624,9 +636,9 @@ func TestTakeSnapshotCachedSameFile(t *testing.T) {
 		if i%(len(batches)/7) != 0 && i != len(batches)-1 {
 			continue
 		}
-		a, err := TakeSnapshotCached(cached, e, 0)
+		a, err := TakeSnapshotCached(cached, src, e, 0)
 		require.NoError(t, err)
-		p, err := TakeSnapshot(plain, e, 0)
+		p, err := TakeSnapshot(plain, src, e, 0)
 		require.NoError(t, err)
 		ab, err := os.ReadFile(a.Path)
 		require.NoError(t, err)
