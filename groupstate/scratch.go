@@ -41,6 +41,10 @@ type scratch struct {
 	memberIdx map[string]int
 	statics   map[string]bool
 	names     map[string]string // interned names (intern)
+	// The subtopology ids taskName interned last, the state's own copies: the few ids of the
+	// groups being replayed, found without hashing.
+	taskNames [4]string
+	nextName  int
 }
 
 // tasksScratch is the memory of one canonical StreamsTasks.
@@ -433,13 +437,23 @@ func findTasks(l []TaskIDs, id string, p []int32) []int32 {
 	return nil
 }
 
-// name is the state's copy of a subtopology id: old's entry at i when it has that id (the
-// usual case: the same subtopologies as before), else the interned one.
+// taskName is the state's copy of a subtopology id: old's entry at i when it has that id
+// (the usual case: the same subtopologies as before), else one of the ids interned last, else
+// the interned one.
 func (s *State) taskName(id string, old []TaskIDs, i int) string {
 	if i < len(old) && old[i].SubtopologyID == id {
 		return old[i].SubtopologyID
 	}
-	return s.intern(id)
+	sc := s.sc
+	for _, n := range sc.taskNames {
+		if n == id && n != "" {
+			return n
+		}
+	}
+	n := s.intern(id)
+	sc.taskNames[sc.nextName] = n
+	sc.nextName = (sc.nextName + 1) % len(sc.taskNames)
+	return n
 }
 
 // plain copies the canonical list c (old is the list it replaces, for the names).

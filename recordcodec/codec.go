@@ -269,9 +269,25 @@ func Encode(r Record) (key, value []byte, err error) {
 // keeps any part of a decoded value copies it before the next DecodeInto. It is the replay
 // hot path's way to decode.
 func (d Decoder) DecodeInto(v Value, b []byte) error {
-	if oc, ok := v.(*OffsetCommitValue); ok && oc.decodeFast(b, d.NoCopy) {
-		return nil
+	switch x := v.(type) {
+	case *OffsetCommitValue:
+		if x.decodeFast(b, d.NoCopy) {
+			return nil
+		}
+	case *StreamsGroupCurrentMemberAssignmentValue:
+		if d.NoCopy && x.decodeFast(b) {
+			return nil
+		}
+	case *StreamsGroupTargetAssignmentMemberValue:
+		if d.NoCopy && x.decodeFast(b) {
+			return nil
+		}
 	}
+	return d.decodeGeneral(v, b)
+}
+
+// decodeGeneral is DecodeInto through the general reader (no fast path).
+func (d Decoder) decodeGeneral(v Value, b []byte) error {
 	t := v.RecordType()
 	if len(b) < 2 {
 		return &DecodeError{Part: "value", Type: t, Version: -1, Field: "version", Pos: 0, Err: ErrTruncated}

@@ -36,4 +36,14 @@
 //   - Ids whose layout changed without a version bump (9 and 18, retired; 11 and 15 of Kafka
 //     4.0) decode only under an explicit Layout; under the default they are unknown or use the
 //     4.1+ layout, as in Kafka 4.1 to 4.4.
+//
+// # The replay hot path
+//
+// Decoder.DecodeInto decodes into a caller's reused value without allocating. The values
+// most of a log holds take a hand-written fast path first (fastpath.go): offset commits (any
+// version), and the streams target and current assignments (records 21 and 22, version 0) of
+// an aliasing decoder, in their usual shapes (one-byte lengths and counts, no tagged fields
+// but the known ones). Anything else, malformed input included, is declined and decoded from
+// the start by the general reader, which names the problem. Tests and fuzz targets hold each
+// fast path to the general reader's result, field for field.
 package recordcodec

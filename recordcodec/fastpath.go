@@ -95,3 +95,192 @@ func (s *OffsetCommitValue) decodeFast(b []byte, alias bool) bool {
 		CommitTimestamp: commitTimestamp, ExpireTimestamp: expireTimestamp, TopicId: topicID, presentTags: present}
 	return true
 }
+
+// fastReader reads the usual shapes of flexible (compact) values straight from b for the
+// replay hot path: every length and count in one varint byte, strings aliasing b, no tagged
+// fields but the ones a caller handles. ok turns false at the first thing it does not handle
+// (longer varints, nulls, unknown tags, a short input: every malformed input among them);
+// the caller then leaves the value to the general reader, which decodes it again from the
+// start and names the problem.
+type fastReader struct {
+	b  []byte
+	p  int
+	ok bool
+}
+
+// count reads a compact length or count of at most 126 that is not null.
+func (f *fastReader) count() int {
+	if f.p >= len(f.b) {
+		f.ok = false
+		return 0
+	}
+	c := int(f.b[f.p])
+	if c == 0 || c >= 0x80 {
+		f.ok = false
+		return 0
+	}
+	f.p++
+	return c - 1
+}
+
+// str reads a compact string that is not null, aliasing b (as the general reader's
+// aliasing mode does).
+func (f *fastReader) str() string {
+	n := f.count()
+	if !f.ok || len(f.b)-f.p < n {
+		f.ok = false
+		return ""
+	}
+	v := f.b[f.p : f.p+n]
+	f.p += n
+	return unsafe.String(unsafe.SliceData(v), n)
+}
+
+// int32s reads the n int32s of an array into dst reused as the general reader reuses it.
+func (f *fastReader) int32s(dst []int32, n int) []int32 {
+	if !f.ok || len(f.b)-f.p < 4*n {
+		f.ok = false
+		return dst
+	}
+	a := reuse(dst, n)
+	b := f.b[f.p : f.p+4*n]
+	for i := range a {
+		if len(b) < 4 {
+			break // cannot happen (the check above); lets the compiler drop the bounds checks
+		}
+		a[i] = int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+	}
+	f.p += 4 * n
+	return a
+}
+
+// noTags reads a tagged-field count of zero.
+func (f *fastReader) noTags() {
+	if f.p >= len(f.b) || f.b[f.p] != 0 {
+		f.ok = false
+		return
+	}
+	f.p++
+}
+
+func (s *TaskIds) readFast(f *fastReader) {
+	s.SubtopologyId = f.str()
+	s.Partitions = f.int32s(s.Partitions, f.count())
+	s.UnknownTags, s.presentTags = nil, 0
+	f.noTags()
+}
+
+func (s *TaskIdsWithEpochs) readFast(f *fastReader) {
+	s.SubtopologyId = f.str()
+	s.Partitions = f.int32s(s.Partitions, f.count())
+	if s.AssignmentEpochs != nil {
+		s.AssignmentEpochs = s.AssignmentEpochs[:0]
+	} else {
+		s.AssignmentEpochs = []int32{}
+	}
+	s.UnknownTags, s.presentTags = nil, 0
+	if !f.ok || f.p >= len(f.b) {
+		f.ok = false
+		return
+	}
+	switch f.b[f.p] {
+	case 0:
+		f.p++
+	case 1: // exactly tag 0, AssignmentEpochs, in a payload whose size fits one byte
+		if len(f.b)-f.p < 4 || f.b[f.p+1] != 0 || f.b[f.p+2] >= 0x80 {
+			f.ok = false
+			return
+		}
+		size := int(f.b[f.p+2])
+		f.p += 3
+		end := f.p + size
+		if f.p < len(f.b) && f.b[f.p] == 0 { // null
+			s.AssignmentEpochs = nil
+			f.p++
+		} else {
+			s.AssignmentEpochs = f.int32s(s.AssignmentEpochs, f.count())
+		}
+		s.presentTags = 1 << 0
+		if f.p != end {
+			f.ok = false
+		}
+	default:
+		f.ok = false
+	}
+}
+
+// taskIdsArray reads a compact array of task lists into dst, reused as the general reader
+// reuses it. (Not generic over the element type: a generic one moves the reader to the heap.)
+func (f *fastReader) taskIdsArray(dst []TaskIds) []TaskIds {
+	n := f.count()
+	if !f.ok {
+		return dst
+	}
+	a := reuse(dst, n)
+	for i := range a {
+		if a[i].readFast(f); !f.ok {
+			break
+		}
+	}
+	return a
+}
+
+// taskIdsWithEpochsArray is taskIdsArray for lists with epochs.
+func (f *fastReader) taskIdsWithEpochsArray(dst []TaskIdsWithEpochs) []TaskIdsWithEpochs {
+	n := f.count()
+	if !f.ok {
+		return dst
+	}
+	a := reuse(dst, n)
+	for i := range a {
+		if a[i].readFast(f); !f.ok {
+			break
+		}
+	}
+	return a
+}
+
+// decodeFast decodes the usual shape of a StreamsGroupTargetAssignmentMemberValue (version
+// 0, as every Kafka release writes it) for a decoder that aliases b; it reports false for
+// anything else, which the general path then decodes from the start. s may have been
+// partly overwritten then: the general path sets every field again.
+func (s *StreamsGroupTargetAssignmentMemberValue) decodeFast(b []byte) bool {
+	if len(b) < 2 || b[0] != 0 || b[1] != 0 {
+		return false
+	}
+	f := fastReader{b: b, p: 2, ok: true}
+	s.ActiveTasks = f.taskIdsArray(s.ActiveTasks)
+	s.StandbyTasks = f.taskIdsArray(s.StandbyTasks)
+	s.WarmupTasks = f.taskIdsArray(s.WarmupTasks)
+	f.noTags()
+	if !f.ok || f.p != len(b) {
+		return false
+	}
+	s.Version, s.UnknownTags, s.presentTags = 0, nil, 0
+	return true
+}
+
+// decodeFast decodes the usual shape of a StreamsGroupCurrentMemberAssignmentValue, as
+// StreamsGroupTargetAssignmentMemberValue.decodeFast does.
+func (s *StreamsGroupCurrentMemberAssignmentValue) decodeFast(b []byte) bool {
+	if len(b) < 2+9 || b[0] != 0 || b[1] != 0 {
+		return false
+	}
+	s.MemberEpoch = int32(binary.BigEndian.Uint32(b[2:]))
+	s.PreviousMemberEpoch = int32(binary.BigEndian.Uint32(b[6:]))
+	s.State = int8(b[10])
+	f := fastReader{b: b, p: 11, ok: true}
+	s.ActiveTasks = f.taskIdsWithEpochsArray(s.ActiveTasks)
+	s.StandbyTasks = f.taskIdsWithEpochsArray(s.StandbyTasks)
+	s.WarmupTasks = f.taskIdsWithEpochsArray(s.WarmupTasks)
+	s.ActiveTasksPendingRevocation = f.taskIdsWithEpochsArray(s.ActiveTasksPendingRevocation)
+	s.StandbyTasksPendingRevocation = f.taskIdsWithEpochsArray(s.StandbyTasksPendingRevocation)
+	s.WarmupTasksPendingRevocation = f.taskIdsWithEpochsArray(s.WarmupTasksPendingRevocation)
+	f.noTags()
+	if !f.ok || f.p != len(b) {
+		return false
+	}
+	s.Version, s.UnknownTags, s.presentTags = 0, nil, 0
+	return true
+}

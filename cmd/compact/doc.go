@@ -28,8 +28,8 @@
 // The proof runs in bounded memory: it holds one log's groups at a time and, per offset key,
 // a 48-byte entry instead of the state's few hundred bytes; when a partition's offsets exceed
 // --index-memory (192 MiB by default: about 4 million keys), they are compared in parts by
-// key hash, each part replayed from both logs (said on stderr), so that a 10 GB log proves
-// under the job's 448 MiB memory limit, at the price of more replays.
+// key hash, each part replayed from both logs (said on stderr, part by part), so that a
+// 10 GB log proves under the job's 448 MiB memory limit, at the price of more replays.
 //
 // # Locks and snapshots
 //

@@ -142,14 +142,19 @@ func (x *keyIndex) grow() error {
 	return nil
 }
 
-func (x *keyIndex) entries() []slot {
-	out := x.slots[:0:0]
+// gather moves the entries to the front of the table and returns them: the table is no
+// longer a hash table afterwards (spill empties it). Gathering in place instead of copying
+// keeps a spill within the budget: a copy of a full table's entries is three quarters of the
+// budget again, at the moment the index is largest.
+func (x *keyIndex) gather() []slot {
+	n := 0
 	for _, s := range x.slots {
 		if s.d != (digest{}) {
-			out = append(out, s)
+			x.slots[n] = s
+			n++
 		}
 	}
-	return out
+	return x.slots[:n]
 }
 
 func lessDigest(a, b digest) int {
@@ -159,9 +164,15 @@ func lessDigest(a, b digest) int {
 	return cmp.Compare(a.b, b.b)
 }
 
-// spill writes the entries as a run sorted by digest and empties the table (keeping its size).
+// spill writes the entries as a run sorted by digest and empties the table (keeping its size);
+// the entries are gathered and sorted in the table's own memory.
 func (x *keyIndex) spill() error {
-	ents := x.entries()
+	ents := x.gather()
+	// Whatever happens next, the table is emptied: gathered, it is no longer a hash table.
+	defer func() {
+		clear(x.slots)
+		x.n = 0
+	}()
 	slices.SortFunc(ents, func(a, b slot) int { return lessDigest(a.d, b.d) })
 	path := filepath.Join(x.dir, fmt.Sprintf("keys-%06d.run", x.spills))
 	x.spills++
@@ -185,8 +196,6 @@ func (x *keyIndex) spill() error {
 		return err
 	}
 	x.runs = append(x.runs, path)
-	clear(x.slots)
-	x.n = 0
 	return nil
 }
 

@@ -33,6 +33,7 @@ type offsetBook struct {
 	committed       map[bookKey]bookEntry
 	pending         map[int64]map[bookKey]bookEntry
 	producers       map[int64]bool // producers with a pending transaction, whatever part
+	buf             []byte         // the bytes a key or value is hashed of
 }
 
 type bookKey [16]byte
@@ -55,26 +56,27 @@ func newKeyHash() keyHash {
 }
 
 func (h keyHash) key(group, topic string, partition int32) bookKey {
-	var k bookKey
-	var p [4]byte
-	binary.BigEndian.PutUint32(p[:], uint32(partition))
-	for i, seed := range []maphash.Seed{h.a, h.b} {
-		var m maphash.Hash
-		m.SetSeed(seed)
-		writeLen(&m, len(group))
-		m.WriteString(group)
-		writeLen(&m, len(topic))
-		m.WriteString(topic)
-		m.Write(p[:])
-		binary.BigEndian.PutUint64(k[8*i:], m.Sum64())
-	}
-	return k
+	var buf [64]byte
+	kb := appendKeyBytes(buf[:0], group, topic, partition)
+	return h.keyOf(maphash.Bytes(h.a, kb), kb)
 }
 
-func writeLen(m *maphash.Hash, n int) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(n))
-	m.Write(b[:])
+// appendKeyBytes appends what a key's hashes are taken of: the group and topic, each after
+// its length, and the partition.
+func appendKeyBytes(b []byte, group, topic string, partition int32) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(group)))
+	b = append(b, group...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(topic)))
+	b = append(b, topic...)
+	return binary.BigEndian.AppendUint32(b, uint32(partition))
+}
+
+// keyOf is the key of key bytes kb whose first hash is a (the one that picks the part).
+func (h keyHash) keyOf(a uint64, kb []byte) bookKey {
+	var k bookKey
+	binary.BigEndian.PutUint64(k[:8], a)
+	binary.BigEndian.PutUint64(k[8:], maphash.Bytes(h.b, kb))
+	return k
 }
 
 // bucket is the part of buckets the key belongs to.
@@ -83,8 +85,10 @@ func (h keyHash) bucket(group, topic string, partition int32, buckets int) int {
 }
 
 func (h keyHash) bucketOf(k bookKey, buckets int) int {
-	return int(binary.BigEndian.Uint64(k[:8]) % uint64(buckets))
+	return partOf(binary.BigEndian.Uint64(k[:8]), buckets)
 }
+
+func partOf(a uint64, buckets int) int { return int(a % uint64(buckets)) }
 
 func newOffsetBook(h keyHash, bucket, buckets, limit int) *offsetBook {
 	return &offsetBook{hash: h, bucket: bucket, buckets: buckets, limit: limit,
@@ -108,21 +112,25 @@ func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
 	if ev.Record.Value != nil && pid != groupstate.NoProducerID {
 		b.producers[pid] = true
 	}
-	key := b.hash.key(k.Group, k.Topic, k.Partition)
-	b.distinct.add(binary.BigEndian.Uint64(key[8:]))
-	if b.over || b.buckets > 1 && b.hash.bucketOf(key, b.buckets) != b.bucket {
+	// The first hash picks the part and feeds the key count; the second, which completes
+	// the key, is taken only for the keys of the part.
+	b.buf = appendKeyBytes(b.buf[:0], k.Group, k.Topic, k.Partition)
+	a := maphash.Bytes(b.hash.a, b.buf)
+	b.distinct.add(a)
+	if b.over || b.buckets > 1 && partOf(a, b.buckets) != b.bucket {
 		return
 	}
+	key := b.hash.keyOf(a, b.buf)
+	// One map operation per map: the books hold millions of keys, so that every access is
+	// a cache miss or two; lengths say whether a delete or an insert found the key.
 	if ev.Record.Value == nil {
-		if _, ok := b.committed[key]; ok {
-			delete(b.committed, key)
-			b.n--
-		}
+		n := len(b.committed)
+		delete(b.committed, key)
+		b.n -= n - len(b.committed)
 		for _, p := range b.pending {
-			if _, ok := p[key]; ok {
-				delete(p, key)
-				b.n--
-			}
+			n := len(p)
+			delete(p, key)
+			b.n -= n - len(p)
 		}
 		return
 	}
@@ -134,16 +142,14 @@ func (b *offsetBook) Observe(ev *replay.Event, _ groupstate.View) {
 			b.pending[pid] = m
 		}
 	}
-	if _, ok := m[key]; !ok {
-		if b.n++; b.n > b.limit {
-			// Too many for the budget: keep replaying only to count the log's keys, which
-			// says how many parts the proof needs.
-			b.over = true
-			b.committed, b.pending = nil, nil
-			return
-		}
-	}
+	n := len(m)
 	m[key] = e
+	if b.n += len(m) - n; b.n > b.limit {
+		// Too many for the budget: keep replaying only to count the log's keys, which says
+		// how many parts the proof needs.
+		b.over = true
+		b.committed, b.pending = nil, nil
+	}
 }
 
 func (b *offsetBook) marker(pid int64, commit bool) {
@@ -161,10 +167,11 @@ func (b *offsetBook) marker(pid int64, commit bool) {
 		return
 	}
 	for k, e := range p {
-		if cur, ok := b.committed[k]; ok && e.record <= cur.record {
+		cur, ok := b.committed[k]
+		if ok && e.record <= cur.record {
 			continue
 		}
-		if _, ok := b.committed[k]; !ok {
+		if !ok {
 			b.n++
 		}
 		b.committed[k] = e
@@ -175,34 +182,25 @@ func (b *offsetBook) marker(pid int64, commit bool) {
 // (GroupCoordinatorShard.convertLegacyOffsetCommitValue for record 0). The topic id is hashed
 // whatever the Kafka version (4.0 does not keep it): stricter than the state, never looser.
 func (b *offsetBook) valueHash(v recordcodec.Value) uint64 {
-	var m maphash.Hash
-	m.SetSeed(b.hash.value)
-	var buf [8]byte
-	put := func(x int64) {
-		binary.BigEndian.PutUint64(buf[:], uint64(x))
-		m.Write(buf[:])
-	}
 	switch v := v.(type) {
 	case *recordcodec.OffsetCommitValue:
-		put(v.Offset)
-		put(int64(v.LeaderEpoch))
-		put(v.CommitTimestamp)
-		put(v.ExpireTimestamp)
-		m.Write(v.TopicId[:])
-		writeLen(&m, len(v.Metadata))
-		m.WriteString(v.Metadata)
+		b.buf = appendValueBytes(b.buf[:0], v.Offset, v.LeaderEpoch, v.CommitTimestamp, v.ExpireTimestamp, v.TopicId, v.Metadata)
 	case *recordcodec.LegacyOffsetCommitValue:
-		put(v.Offset)
-		put(-1)
-		put(v.CommitTimestamp)
-		put(-1)
-		m.Write(make([]byte, 16))
-		writeLen(&m, len(v.Metadata))
-		m.WriteString(v.Metadata)
+		b.buf = appendValueBytes(b.buf[:0], v.Offset, -1, v.CommitTimestamp, -1, recordcodec.UUID{}, v.Metadata)
 	default:
-		put(math.MinInt64) // not an offset value: cannot happen for records 0 and 1
+		b.buf = binary.BigEndian.AppendUint64(b.buf[:0], 1<<63) // not an offset value: cannot happen for records 0 and 1
 	}
-	return m.Sum64()
+	return maphash.Bytes(b.hash.value, b.buf)
+}
+
+// appendValueBytes appends what an offset's value hash is taken of.
+func appendValueBytes(b []byte, offset int64, leaderEpoch int32, commitTimestamp, expireTimestamp int64, topicID [16]byte, metadata string) []byte {
+	for _, x := range [4]int64{offset, int64(leaderEpoch), commitTimestamp, expireTimestamp} {
+		b = binary.BigEndian.AppendUint64(b, uint64(x))
+	}
+	b = append(b, topicID[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(metadata)))
+	return append(b, metadata...)
 }
 
 // digest is an order-independent digest of the book: two sums of a hash per committed entry

@@ -31,14 +31,16 @@ import (
 // pending offsets into an offset book (offsetBook: per key, the record that holds it, 48 bytes
 // or so instead of the state's few hundred). When a log's offsets do not fit MemoryBudget, the
 // keys are split by hash into parts, and each part is compared by replaying both logs again,
-// holding only that part's offsets.
+// holding only that part's offsets. The compacted log is replayed first, so that finding out
+// and counting the keys costs a replay of the shorter log (a part of the original that still
+// does not fit, with keys the cleaner removed, sizes the parts again).
 type CompactionProof struct {
 	// Options are the replay rules of both replays.
 	Options replay.Options
 	// Exact tolerates no difference at all.
 	Exact bool
 	// Report, when set, is told how many implicit groups differed in number (a tolerated
-	// difference worth a line), and when the offsets are compared in parts.
+	// difference worth a line), when the offsets are compared in parts, and as each part is.
 	Report func(format string, args ...any)
 	// MemoryBudget bounds the bytes of offsets the proof holds at once (default
 	// DefaultProofMemory).
@@ -87,14 +89,17 @@ func (pr CompactionProof) verifyPartition(ctx context.Context, original, compact
 func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted eventlog.Source, p int32, hash keyHash, buckets, limit int) (done bool, distinct float64, err error) {
 	for k := range buckets {
 		// One log after the other: the proof holds one log's groups and one part of its
-		// offsets at a time.
-		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
-		if err != nil || a.over {
-			return false, a.distinct, wrapPass(p, "original", err)
-		}
+		// offsets at a time. The compacted log first: when the offsets do not fit, its pass
+		// (a fraction of the original's length) is the one that finds out and counts the keys
+		// to size the parts by; a part of the original that still does not fit (its deleted
+		// keys) sizes them again.
 		b, err := pr.pass(ctx, compacted, p, hash, k, buckets, limit, k == 0)
 		if err != nil || b.over {
-			return false, max(a.distinct, b.distinct), wrapPass(p, "compacted log", err)
+			return false, b.distinct, wrapPass(p, "compacted log", err)
+		}
+		a, err := pr.pass(ctx, original, p, hash, k, buckets, limit, k == 0)
+		if err != nil || a.over {
+			return false, max(a.distinct, b.distinct), wrapPass(p, "original", err)
 		}
 		if k == 0 {
 			if a.next != b.next {
@@ -109,6 +114,10 @@ func (pr CompactionProof) verifyBuckets(ctx context.Context, original, compacted
 		}
 		if a.offsets != b.offsets {
 			return false, 0, pr.explain(ctx, original, compacted, p, hash, k, buckets)
+		}
+		if buckets > 1 && pr.Report != nil {
+			// Each part replays both logs again: say how far the proof is.
+			pr.Report("partition %d: offsets part %d of %d equal in both logs", p, k+1, buckets)
 		}
 	}
 	return true, 0, nil

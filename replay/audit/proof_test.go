@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,45 @@ func TestCompactionProof(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, da, db)
 	require.Equal(t, [2]int{2, 1}, [2]int{na, nb}, "g on both sides, h on the original only")
+}
+
+// TestCompactionProofSizedByOriginal: the parts are sized on the compacted log first, which
+// holds far fewer keys than its original when the cleaner removed deleted ones; a part of the
+// original that then exceeds the budget sizes the parts again, and the proof still passes
+// (and still fails a wrong compaction).
+func TestCompactionProofSizedByOriginal(t *testing.T) {
+	ctx := context.Background()
+	var commits, tombs, kept []recordcodec.Record
+	for p := range int32(60) {
+		commits = append(commits, offsetCommit("g", "t", p, int64(p)))
+		if p < 50 {
+			tombs = append(tombs, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit, Group: "g", Topic: "t", Partition: p}})
+		} else {
+			kept = append(kept, offsetCommit("g", "t", p, int64(p)))
+		}
+	}
+	original := source(t, batchAt{0, commits}, batchAt{60, tombs})
+	// What the cleaner leaves once the tombstones' horizon passed: the ten keys not deleted.
+	compacted := source(t, batchAt{50, kept}, batchAt{109, nil})
+	var reported []string
+	report := func(format string, args ...any) { reported = append(reported, fmt.Sprintf(format, args...)) }
+	pr := CompactionProof{Report: report, MemoryBudget: 15 * offsetBookEntryBytes}
+	require.NoError(t, pr.Verify(ctx, original, compacted, []int32{0}))
+	// The compacted log's 10 keys fit a budget of 15, the original's 60 do not: the parts are
+	// sized on the original's count (again if a part of them still does not fit).
+	sizings := 0
+	for _, r := range reported {
+		if strings.Contains(r, "comparing them in") {
+			var keys int
+			_, err := fmt.Sscanf(r, "partition 0: about %d offset keys", &keys)
+			require.NoError(t, err, r)
+			require.InDelta(t, 60, keys, 12, "sized on the original's keys (an estimate): %s", r)
+			sizings++
+		}
+	}
+	require.NotZero(t, sizings, "%q", reported)
+	require.Contains(t, reported[len(reported)-1], "equal in both logs")
+
+	wrong := source(t, batchAt{50, append(kept[:9:9], offsetCommit("g", "t", 59, 7))}, batchAt{109, nil})
+	require.ErrorContains(t, pr.Verify(ctx, original, wrong, []int32{0}), "~ offset g/t-59")
 }

@@ -126,7 +126,7 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 	case *recordcodec.ShareGroupTargetAssignmentMemberValue:
 		s.kind, s.items = stTarget, topicItems(v.TopicPartitions)
 	case *recordcodec.StreamsGroupTargetAssignmentMemberValue:
-		var it items
+		it := itemsCap(countTasks(v.ActiveTasks) + countTasks(v.StandbyTasks) + countTasks(v.WarmupTasks))
 		it = taskItems(it, roleActive, v.ActiveTasks)
 		it = taskItems(it, roleStandby, v.StandbyTasks)
 		it = taskItems(it, roleWarmup, v.WarmupTasks)
@@ -145,7 +145,8 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 		s.items = topicItems(v.AssignedPartitions)
 	case *recordcodec.StreamsGroupCurrentMemberAssignmentValue:
 		s.kind, s.epoch, s.prev, s.state = stCurrent, v.MemberEpoch, v.PreviousMemberEpoch, v.State
-		var it, pend items
+		it := itemsCap(countTasksE(v.ActiveTasks) + countTasksE(v.StandbyTasks) + countTasksE(v.WarmupTasks))
+		pend := itemsCap(countTasksE(v.ActiveTasksPendingRevocation) + countTasksE(v.StandbyTasksPendingRevocation) + countTasksE(v.WarmupTasksPendingRevocation))
 		it = taskItemsE(it, roleActive, v.ActiveTasks)
 		it = taskItemsE(it, roleStandby, v.StandbyTasks)
 		it = taskItemsE(it, roleWarmup, v.WarmupTasks)

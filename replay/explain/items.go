@@ -103,10 +103,35 @@ func topicItemsE(tps []recordcodec.TopicPartitionsWithEpochs) items {
 	return out.normalize()
 }
 
+// itemsCap is an empty list with room for n items (nil for none, as appending nothing leaves
+// it).
+func itemsCap(n int) items {
+	if n == 0 {
+		return nil
+	}
+	return make(items, 0, n)
+}
+
+// countTasks and countTasksE are the number of items of task lists, to size them at once.
+func countTasks(ts []recordcodec.TaskIds) (n int) {
+	for _, t := range ts {
+		n += len(t.Partitions)
+	}
+	return n
+}
+
+func countTasksE(ts []recordcodec.TaskIdsWithEpochs) (n int) {
+	for _, t := range ts {
+		n += len(t.Partitions)
+	}
+	return n
+}
+
 func taskItems(out items, role uint8, ts []recordcodec.TaskIds) items {
 	for _, t := range ts {
+		name := strings.Clone(t.SubtopologyId) // one copy for the subtopology's tasks
 		for _, p := range t.Partitions {
-			out = append(out, item{space: spaceTask, role: role, name: strings.Clone(t.SubtopologyId), part: p})
+			out = append(out, item{space: spaceTask, role: role, name: name, part: p})
 		}
 	}
 	return out
@@ -114,8 +139,9 @@ func taskItems(out items, role uint8, ts []recordcodec.TaskIds) items {
 
 func taskItemsE(out items, role uint8, ts []recordcodec.TaskIdsWithEpochs) items {
 	for _, t := range ts {
+		name := strings.Clone(t.SubtopologyId) // one copy for the subtopology's tasks
 		for _, p := range t.Partitions {
-			out = append(out, item{space: spaceTask, role: role, name: strings.Clone(t.SubtopologyId), part: p})
+			out = append(out, item{space: spaceTask, role: role, name: name, part: p})
 		}
 	}
 	return out

@@ -375,12 +375,30 @@ func (a *Analyzer) reconcile(f *batchFacts) {
 			continue
 		}
 		at := m.lastSeen
-		var step string
-		var its items
-		var others []Member
+		step := "stable"
 		switch {
 		case unreleasedState(g.typ, m.state):
 			step = "waiting"
+		case unrevokedState(g.typ, m.state):
+			step = "revoking"
+		}
+		waited := int64(-1)
+		if m.step != "" && m.step != step && m.stepSince.Timestamp >= 0 && at.Timestamp >= 0 {
+			waited = at.Timestamp - m.stepSince.Timestamp
+		}
+		prevStep := m.step
+		if m.step != step {
+			m.step, m.stepSince = step, at
+		}
+		if a.opts.MarkedOnly {
+			// Nothing of this is reported: only when each step began matters (a removal's
+			// cause), not what the member waits for, which is costly to work out.
+			continue
+		}
+		var its items
+		var others []Member
+		switch step {
+		case "waiting":
 			its = a.canonical(m.target).minus(a.canonical(m.assigned))
 			seen := map[string]bool{}
 			for _, oid := range g.memberIDs() {
@@ -394,8 +412,7 @@ func (a *Analyzer) reconcile(f *batchFacts) {
 					others = append(others, g.ref(o))
 				}
 			}
-		case unrevokedState(g.typ, m.state):
-			step = "revoking"
+		case "revoking":
 			its = a.canonical(m.pending)
 			for _, oid := range g.memberIDs() {
 				o := g.members[oid]
@@ -403,25 +420,12 @@ func (a *Analyzer) reconcile(f *batchFacts) {
 					others = append(others, g.ref(o))
 				}
 			}
-		default:
-			step = "stable"
 		}
 		key := step + "|" + m.assigned.label(nil) + "|" + its.label(nil) + "|" + itoa(int64(m.epoch))
-		waited := int64(-1)
-		if m.step != "" && m.step != step && m.stepSince.Timestamp >= 0 && at.Timestamp >= 0 {
-			waited = at.Timestamp - m.stepSince.Timestamp
-		}
-		prevStep := m.step
-		if m.step != step {
-			m.step, m.stepSince = step, at
-		}
 		if key == m.waitKey {
 			continue // the same step again: nothing new
 		}
 		m.waitKey = key
-		if a.opts.MarkedOnly {
-			continue
-		}
 		rec := &Reconcile{Member: g.ref(m), Epoch: m.epoch, State: memberStateName(g.typ, m.state), Step: step,
 			Items: its.assignments(a.names), Others: others, WaitedMs: waited, Owned: m.assigned.assignments(a.names)}
 		if step == "stable" && before != nil && len(before.pending) > 0 {
@@ -472,13 +476,16 @@ func (a *Analyzer) endRebalance(g *groupModel, typ, outcome string, at Position,
 	if r.Start.Timestamp >= 0 && at.Timestamp >= 0 {
 		r.DurationMs = at.Timestamp - r.Start.Timestamp
 	}
-	if outcome != "converged" {
-		r.Waits = a.waits(g)
-	}
 	var marks []Mark
-	next := ""
 	if r.DurationMs > a.opts.SlowRebalanceMs && outcome != "group-deleted" && outcome != "group-converted" {
 		marks = append(marks, MarkSlow)
+	}
+	// The waits go into the event only: not worked out for an event that is not emitted.
+	if outcome != "converged" && (!a.opts.MarkedOnly || len(marks) > 0) {
+		r.Waits = a.waits(g)
+	}
+	next := ""
+	if len(marks) > 0 {
 		next = slowNext(g.id, r)
 	}
 	a.emit(&Event{Kind: KindRebalanceEnd, Group: g.id, GroupType: typ, At: at, Rebalance: r, Marks: marks, Next: next})
