@@ -14,8 +14,8 @@ import (
 // (from the repository's root, as the README shows them) and checks that the command prints
 // what follows it: stdout, then stderr. A line `$ COLUMNS=N replay ...` runs at N columns, the
 // others at the default 80 (TestTerminalCaptures checks that a terminal that wide shows the
-// same). Lines on the public dumps are skipped with a message when ../shared/fixtures-found is
-// absent. With -rewrite (datadriven's flag) the outputs in README.md are replaced by what the
+// same). Every line reads a recording shipped in fixtures/, so that the README stands on its
+// own. With -rewrite (datadriven's flag) the outputs in README.md are replaced by what the
 // commands print: review the diff.
 func TestReadmeTranscripts(t *testing.T) {
 	rewrite := false
@@ -54,16 +54,11 @@ func TestReadmeTranscripts(t *testing.T) {
 	for _, tr := range ts {
 		args := shellWords(tr.cmd)
 		for i, a := range args {
-			if strings.HasPrefix(a, "fixtures/") || strings.HasPrefix(a, "../shared/") {
+			if strings.HasPrefix(a, "fixtures/") {
 				args[i] = filepath.Join("..", "..", a)
 			}
 		}
-		if strings.Contains(tr.cmd, "../shared/fixtures-found") {
-			if _, err := os.Stat("../../../shared/fixtures-found"); err != nil {
-				t.Logf("skipped (no public dumps): %s", tr.cmd)
-				continue
-			}
-		}
+		require.False(t, strings.Contains(tr.cmd, "../"), "README.md: $ replay %s reads outside the repository", tr.cmd)
 		if tr.columns == "" {
 			tr.columns = "80" // as a terminal of 80 columns shows it: stderr's lines wrap too
 		}
@@ -71,7 +66,6 @@ func TestReadmeTranscripts(t *testing.T) {
 		stdout, stderr, _ := runCLI(t, args...)
 		got := strings.TrimRight(stdout+stderr, "\n")
 		got = strings.ReplaceAll(got, "../../fixtures/", "fixtures/")
-		got = strings.ReplaceAll(got, "../../../shared/", "../shared/")
 		want := strings.TrimRight(strings.Join(tr.want, "\n"), "\n")
 		if rewrite {
 			outputs[tr.cmd+"\x00"+tr.columns] = got
