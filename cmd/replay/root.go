@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/coordlog/coordlog/internal/buildinfo"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -89,7 +90,7 @@ imports segments into the Pebble log, and rebuilds group coordinator state by re
 Tables fit the terminal's width (80 columns when stdout is not a terminal, or $COLUMNS);
 --wide prints every row on one line. JSON documents are described by the JSON Schemas in
 docs/json. Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
-		Version:       version(),
+		Version:       buildinfo.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// version says which build this is (the same function as cmd/replay's: commands share no code), from what the Go toolchain recorded in the binary: the
+// Version says which build this is, from what the Go toolchain recorded in the binary: the
 // module version ("(devel)" for a build from a checkout, a release tag for go install
 // module@version), the VCS revision and its time, whether the tree had uncommitted changes,
 // and the Go version. A binary built without VCS information (go run, go test) says so.
-func version() string {
+func Version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(no build information) " + runtime.Version()
