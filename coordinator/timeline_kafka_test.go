@@ -1,21 +1,17 @@
 package coordinator
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/kafkadiff"
 )
 
 // TestTimelineOrderEqualsKafka is the differential test of the orders of Kafka's
@@ -31,22 +27,8 @@ import (
 // (fixtures/kafka/target/lib; fixtures/kafka/assignor-diff.sh fills it and runs this test, as
 // CI does); COORDLOG_ASSIGNOR_CASES sets the number of cases (default 1000).
 func TestTimelineOrderEqualsKafka(t *testing.T) {
-	lib := os.Getenv("COORDLOG_KAFKA_LIB")
-	if lib == "" {
-		t.Skip("COORDLOG_KAFKA_LIB is not set: run fixtures/kafka/assignor-diff.sh to compare with Kafka's TimelineHashMap")
-	}
-	n := 1000
-	if s := os.Getenv("COORDLOG_ASSIGNOR_CASES"); s != "" {
-		var err error
-		n, err = strconv.Atoi(s)
-		require.NoError(t, err, "COORDLOG_ASSIGNOR_CASES")
-	}
-	classes := t.TempDir()
-	src, err := filepath.Abs("../fixtures/kafka/diff/TimelineDiff.java")
-	require.NoError(t, err)
-	cp := filepath.Join(lib, "*")
-	out, err := exec.Command("javac", "-d", classes, "-cp", cp, src).CombinedOutput()
-	require.NoError(t, err, "javac: %s", out)
+	lib := kafkadiff.Lib(t, "Kafka's TimelineHashMap")
+	n := kafkadiff.Cases(t, 1000)
 
 	r := rand.New(rand.NewPCG(2026, 14))
 	cases := make([]*timelineCase, n)
@@ -56,22 +38,13 @@ func TestTimelineOrderEqualsKafka(t *testing.T) {
 		in.WriteString(strings.Join(cases[i].ops, "\t"))
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command("java", "-cp", cp+string(os.PathListSeparator)+classes,
-		"-Dlog4j2.configurationFile="+filepath.Join(filepath.Dir(src), "..", "log4j2-tools.properties"), "diff.TimelineDiff")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
-
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	lines := kafkadiff.Run(t, lib, "TimelineDiff", in.Bytes())
 	seen, differ, maxSlots, shared := 0, 0, 0, 0
-	for sc.Scan() {
+	for _, want := range lines {
 		c := cases[seen]
 		seen++
 		got := c.orders()
-		if want := sc.Text(); got != want {
+		if got != want {
 			differ++
 			if differ <= 3 {
 				t.Errorf("case %d: coordlog and Kafka differ\nops:      %s\ncoordlog: %s\nkafka:    %s", seen-1, strings.Join(c.ops, " "), got, want)
@@ -83,7 +56,6 @@ func TestTimelineOrderEqualsKafka(t *testing.T) {
 			shared++
 		}
 	}
-	require.NoError(t, sc.Err())
 	require.Equal(t, n, seen)
 	require.Zero(t, differ, "%d of %d cases differ from Kafka's TimelineHashMap", differ, seen)
 	t.Logf("%d cases identical to Kafka 4.4's ConsumerGroup, ShareGroup and StreamsGroup maps: %d with consumer members sharing a slot, tables up to %d slots", seen, shared, maxSlots)

@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
@@ -9,12 +8,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/internal/kafkadiff"
 )
 
 // assignorCase is one random assignor input: topics, members with sorted subscriptions and
@@ -302,20 +301,8 @@ func TestAssignorInvariants(t *testing.T) {
 // fills; fixtures/kafka/assignor-diff.sh does both and runs this test, as CI does).
 // COORDLOG_ASSIGNOR_CASES sets the number of cases (default 1000).
 func TestAssignorsEqualKafka(t *testing.T) {
-	lib := os.Getenv("COORDLOG_KAFKA_LIB")
-	if lib == "" {
-		t.Skip("COORDLOG_KAFKA_LIB is not set: run fixtures/kafka/assignor-diff.sh to compare with Kafka's assignors")
-	}
-	n := 1000
-	if s := os.Getenv("COORDLOG_ASSIGNOR_CASES"); s != "" {
-		fmt.Sscan(s, &n)
-	}
-	classes := t.TempDir()
-	src, err := filepath.Abs("../../fixtures/kafka/diff/AssignorDiff.java")
-	require.NoError(t, err)
-	cp := filepath.Join(lib, "*")
-	out, err := exec.Command("javac", "-d", classes, "-cp", cp, src).CombinedOutput()
-	require.NoError(t, err, "javac: %s", out)
+	lib := kafkadiff.Lib(t, "Kafka's assignors")
+	n := kafkadiff.Cases(t, 1000)
 
 	r := rand.New(rand.NewPCG(2026, 848))
 	cases := make([]*assignorCase, n)
@@ -327,23 +314,15 @@ func TestAssignorsEqualKafka(t *testing.T) {
 		in.Write(b)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command("java", "-cp", cp+string(os.PathListSeparator)+classes, "diff.AssignorDiff")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
-
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	lines := kafkadiff.Run(t, lib, "AssignorDiff", in.Bytes())
 	seen, homo, hetero, ranges := 0, 0, 0, 0
-	for sc.Scan() {
+	for _, line := range lines {
 		var got struct {
 			ID      int                           `json:"id"`
 			Members map[string]map[string][]int32 `json:"members"`
 			Error   string                        `json:"error"`
 		}
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &got))
+		require.NoError(t, json.Unmarshal([]byte(line), &got))
 		c := cases[got.ID]
 		require.Empty(t, got.Error, "case %d: Kafka failed", got.ID)
 		mine, err := c.run()

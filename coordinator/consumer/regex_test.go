@@ -1,15 +1,13 @@
 package consumer
 
 import (
-	"bufio"
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/internal/kafkadiff"
 )
 
 // regexCases are subscription regexes Kafka users write and syntax at the edges of RE2:
@@ -34,16 +32,7 @@ var regexTopics = []string{"s2-rx-a", "orders.eu", "orders-v1", "payments-v2", "
 // which topic names match entirely. COORDLOG_KAFKA_LIB names the directory of Kafka's jars
 // (see TestAssignorsEqualKafka).
 func TestRegexesEqualRE2J(t *testing.T) {
-	lib := os.Getenv("COORDLOG_KAFKA_LIB")
-	if lib == "" {
-		t.Skip("COORDLOG_KAFKA_LIB is not set: run fixtures/kafka/assignor-diff.sh to compare with RE2/J")
-	}
-	classes := t.TempDir()
-	src, err := filepath.Abs("../../fixtures/kafka/diff/RegexDiff.java")
-	require.NoError(t, err)
-	cp := filepath.Join(lib, "*")
-	out, err := exec.Command("javac", "-d", classes, "-cp", cp, src).CombinedOutput()
-	require.NoError(t, err, "javac: %s", out)
+	lib := kafkadiff.Lib(t, "RE2/J")
 	esc := strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`)
 	var in bytes.Buffer
 	for _, re := range regexCases {
@@ -53,17 +42,10 @@ func TestRegexesEqualRE2J(t *testing.T) {
 		}
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command("java", "-cp", cp+string(os.PathListSeparator)+classes, "diff.RegexDiff")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	lines := kafkadiff.Run(t, lib, "RegexDiff", in.Bytes())
 	valid, invalid := 0, 0
-	for i := 0; sc.Scan(); i++ {
+	for i, want := range lines {
 		re := regexCases[i]
-		want := sc.Text()
 		got := "valid\t"
 		x, cerr := compileRegex(re)
 		if cerr != nil {

@@ -1,21 +1,19 @@
 package streams
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/internal/kafkadiff"
 )
 
 // assignorCase is one random input of the differential test against Kafka's
@@ -256,22 +254,8 @@ func byTopology(m taskMap) map[string][]int32 {
 // fixtures/kafka/assignor-diff.sh fills it and runs this test, as CI does);
 // COORDLOG_ASSIGNOR_CASES sets the number of cases (default 1000).
 func TestAssignorEqualsKafka(t *testing.T) {
-	lib := os.Getenv("COORDLOG_KAFKA_LIB")
-	if lib == "" {
-		t.Skip("COORDLOG_KAFKA_LIB is not set: run fixtures/kafka/assignor-diff.sh to compare with Kafka's StickyTaskAssignor")
-	}
-	n := 1000
-	if s := os.Getenv("COORDLOG_ASSIGNOR_CASES"); s != "" {
-		var err error
-		n, err = strconv.Atoi(s)
-		require.NoError(t, err, "COORDLOG_ASSIGNOR_CASES")
-	}
-	classes := t.TempDir()
-	src, err := filepath.Abs("../../fixtures/kafka/diff/StreamsAssignorDiff.java")
-	require.NoError(t, err)
-	cp := filepath.Join(lib, "*")
-	out, err := exec.Command("javac", "-d", classes, "-cp", cp, src).CombinedOutput()
-	require.NoError(t, err, "javac: %s", out)
+	lib := kafkadiff.Lib(t, "Kafka's StickyTaskAssignor")
+	n := kafkadiff.Cases(t, 1000)
 
 	r := rand.New(rand.NewPCG(2026, 1071))
 	cases := make([]*assignorCase, n)
@@ -283,25 +267,16 @@ func TestAssignorEqualsKafka(t *testing.T) {
 		in.Write(b)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command("java", "-cp", cp+string(os.PathListSeparator)+classes,
-		"-Dlog4j2.configurationFile="+filepath.Join(filepath.Dir(src), "..", "log4j2-tools.properties"), "diff.StreamsAssignorDiff")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
-
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	lines := kafkadiff.Run(t, lib, "StreamsAssignorDiff", in.Bytes())
 	seen, differ := 0, 0
 	var stats struct{ standbys, history, stale, offsets, sharedProcess int }
-	for sc.Scan() {
+	for _, line := range lines {
 		var got struct {
 			ID      int                   `json:"id"`
 			Members map[string]caseResult `json:"members"`
 			Error   string                `json:"error"`
 		}
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &got))
+		require.NoError(t, json.Unmarshal([]byte(line), &got))
 		c := cases[got.ID]
 		require.Empty(t, got.Error, "case %d: Kafka failed", got.ID)
 		mine, err := c.run()
