@@ -13,6 +13,7 @@ import (
 
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/coordinator/consumer"
+	"github.com/coordlog/coordlog/coordinator/consumer/consumertest"
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
@@ -155,7 +156,7 @@ func renderRecords(recs []recordcodec.Record) []string {
 			r.Value = &c
 		case *recordcodec.ConsumerGroupCurrentMemberAssignmentValue:
 			c := *v
-			c.AssignedPartitions, c.PartitionsPendingRevocation = sortedWithEpochs(v.AssignedPartitions), sortedWithEpochs(v.PartitionsPendingRevocation)
+			c.AssignedPartitions, c.PartitionsPendingRevocation = consumertest.SortedWithEpochs(v.AssignedPartitions), consumertest.SortedWithEpochs(v.PartitionsPendingRevocation)
 			r.Value = &c
 		}
 		line := recordcodec.AppendDumpLogKey(nil, r.Key)
@@ -165,31 +166,6 @@ func renderRecords(recs []recordcodec.Record) []string {
 		s = currentStateTimestamp.ReplaceAllString(s, `"currentStateTimestamp":T`)
 		out[i] = regexVersion.ReplaceAllString(s, `"version":V,"timestamp":T`)
 	}
-	return out
-}
-
-func sortedWithEpochs(in []recordcodec.TopicPartitionsWithEpochs) []recordcodec.TopicPartitionsWithEpochs {
-	out := make([]recordcodec.TopicPartitionsWithEpochs, len(in))
-	for i, tp := range in {
-		idx := make([]int, len(tp.Partitions))
-		for k := range idx {
-			idx[k] = k
-		}
-		slices.SortFunc(idx, func(a, b int) int { return int(tp.Partitions[a]) - int(tp.Partitions[b]) })
-		n := tp
-		n.Partitions = make([]int32, len(idx))
-		if tp.AssignmentEpochs != nil {
-			n.AssignmentEpochs = make([]int32, len(idx))
-		}
-		for k, j := range idx {
-			n.Partitions[k] = tp.Partitions[j]
-			if tp.AssignmentEpochs != nil {
-				n.AssignmentEpochs[k] = tp.AssignmentEpochs[j]
-			}
-		}
-		out[i] = n
-	}
-	slices.SortFunc(out, func(a, b recordcodec.TopicPartitionsWithEpochs) int { return bytes.Compare(a.TopicId[:], b.TopicId[:]) })
 	return out
 }
 
