@@ -94,6 +94,10 @@ func javaGrow(c, n int) int {
 	return c
 }
 
+// JavaMapCapacityGrown is the capacity of a HashMap of capacity c after it holds n keys
+// (HashMap.resize keeps the order of the keys of a bucket).
+func JavaMapCapacityGrown(c, n int) int { return javaGrow(c, n) }
+
 // JavaMapCapacityDefault is the table capacity of a `new HashMap<>()` (or HashSet) after n
 // puts (Collectors.toMap and computeIfAbsent-built maps are these).
 func JavaMapCapacityDefault(n int) int { return javaGrow(16, n) }

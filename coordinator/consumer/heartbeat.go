@@ -459,7 +459,7 @@ func preferredAssignor(g *group, old, updated *member, cfg Config) string {
 		names = append(names, rest...)
 	}
 	if old != nil || updated != nil {
-		capacity := coordinator.JavaMapCapacityCopy(len(names))
+		copyCapacity := coordinator.JavaMapCapacityCopy(len(names))
 		if old != nil && old.serverAssignor != nil {
 			if n := *old.serverAssignor; counts[n] <= 1 {
 				delete(counts, n)
@@ -475,10 +475,7 @@ func preferredAssignor(g *group, old, updated *member, cfg Config) string {
 			}
 			counts[n]++
 		}
-		for len(names) > int(float32(capacity)*0.75) { // HashMap.resize keeps a bucket's order
-			capacity <<= 1
-		}
-		coordinator.JavaHashOrder(names, coordinator.JavaStringHash, capacity)
+		coordinator.JavaHashOrder(names, coordinator.JavaStringHash, coordinator.JavaMapCapacityGrown(copyCapacity, len(names)))
 	}
 	if len(names) == 0 {
 		return cfg.Assignors[0]
