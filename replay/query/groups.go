@@ -246,10 +246,11 @@ func ListGroups(parts []PartitionState, f GroupFilter) []GroupRow {
 				pending[o.GroupID]++
 			}
 		}
-		for _, g := range st.Groups() {
+		for _, id := range st.GroupIDs() {
+			g, _ := st.GroupSummary(id)
 			r := groupRow(g)
 			r.Partition = ps.Partition
-			r.Offsets = len(st.Offsets(g.GroupID))
+			r.Offsets = st.NumGroupOffsets(id)
 			r.PendingOffsets = pending[g.GroupID]
 			if ps.Activity != nil {
 				if l, ok := ps.Activity.LastRecord(g.GroupID); ok {
@@ -266,7 +267,7 @@ func ListGroups(parts []PartitionState, f GroupFilter) []GroupRow {
 		for _, id := range ps.Activity.DeletedIDs() {
 			d, _ := ps.Activity.Deleted(id)
 			r := GroupRow{GroupID: id, Type: d.Type, State: "Dead", Partition: ps.Partition, Deleted: &d,
-				Offsets: len(st.Offsets(id)), PendingOffsets: pending[id]}
+				Offsets: st.NumGroupOffsets(id), PendingOffsets: pending[id]}
 			if l, ok := ps.Activity.LastRecord(id); ok {
 				r.LastRecord = &l
 			}
@@ -284,52 +285,14 @@ func ListGroups(parts []PartitionState, f GroupFilter) []GroupRow {
 	return rows
 }
 
-func groupRow(g groupstate.Group) GroupRow {
-	r := GroupRow{GroupID: g.GroupID, Type: g.Type, State: g.State}
-	i32 := func(v int32) *int32 { return &v }
-	switch {
-	case g.Classic != nil:
-		c := g.Classic
-		r.ProtocolType, r.Simple, r.Members, r.Generation = c.ProtocolType, c.Simple, len(c.Members), i32(c.Generation)
-		if c.Protocol != nil {
-			r.Assignor = *c.Protocol
-		}
-	case g.Consumer != nil:
-		c := g.Consumer
-		r.ProtocolType, r.Members = "consumer", len(c.Members)
-		r.GroupEpoch, r.AssignmentEpoch = i32(c.GroupEpoch), i32(c.AssignmentEpoch)
-		r.Assignor = serverAssignor(c.Members)
-	case g.Share != nil:
-		s := g.Share
-		r.ProtocolType, r.Members = "share", len(s.Members)
-		r.GroupEpoch, r.AssignmentEpoch = i32(s.GroupEpoch), i32(s.AssignmentEpoch)
-	case g.Streams != nil:
-		s := g.Streams
-		r.ProtocolType, r.Members = "streams", len(s.Members)
-		r.GroupEpoch, r.AssignmentEpoch = i32(s.GroupEpoch), i32(s.AssignmentEpoch)
-		if s.Topology != nil {
-			r.TopologyEpoch = i32(s.Topology.Epoch)
-		}
+func groupRow(g groupstate.GroupSummary) GroupRow {
+	r := GroupRow{GroupID: g.GroupID, Type: g.Type, State: g.State, ProtocolType: g.ProtocolType, Simple: g.Simple,
+		Members: g.Members, Assignor: g.Protocol, Generation: g.Generation,
+		GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, TopologyEpoch: g.TopologyEpoch}
+	if g.Type == groupstate.GroupTypeConsumer {
+		r.Assignor = g.ServerAssignor
 	}
 	return r
-}
-
-// serverAssignor is the assignor the members ask for: the one most of them name (ties: the
-// first by name), "" when none names one (the broker's default applies).
-func serverAssignor(ms []groupstate.ConsumerMember) string {
-	count := map[string]int{}
-	for _, m := range ms {
-		if m.ServerAssignor != nil && *m.ServerAssignor != "" {
-			count[*m.ServerAssignor]++
-		}
-	}
-	best, n := "", 0
-	for a, c := range count {
-		if c > n || c == n && a < best {
-			best, n = a, c
-		}
-	}
-	return best
 }
 
 // EpochLabel renders a row's epochs in one cell: "generation 4", "7 (assignment 7)",

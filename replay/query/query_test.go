@@ -376,3 +376,80 @@ func TestSuggest(t *testing.T) {
 	require.Equal(t, []string{"Orders-App", "orders-app", "orders-app-v2"}, query.Suggest("orders", names, 5))
 	require.Empty(t, query.Suggest("zzz", names, 5))
 }
+
+// The group list reads each group's summary in place (groupstate.View.GroupSummary) instead
+// of copying the group with its members: on every recording, after every batch, every group's
+// row equals the one built from the full copy (View.Group, the way the list was built before),
+// and the offset counts equal the lengths of the offset lists.
+func TestGroupRowsAgreeWithFullViews(t *testing.T) {
+	for _, dir := range recordings(t) {
+		t.Run(filepath.Base(filepath.Dir(dir)), func(t *testing.T) {
+			in := open(t, dir)
+			e := replay.New(0, replay.Options{})
+			it, err := in.Batches(0, 0)
+			require.NoError(t, err)
+			defer it.Close()
+			checked := 0
+			for it.Next() {
+				require.NoError(t, e.Apply(it.Batch()))
+				st := e.State()
+				rows := query.ListGroups([]query.PartitionState{{Partition: 0, View: st}}, query.GroupFilter{})
+				require.Len(t, rows, st.NumGroups())
+				for _, r := range rows {
+					g, ok := st.Group(r.GroupID)
+					require.True(t, ok)
+					want := rowFromFullView(g)
+					want.Offsets = len(st.Offsets(r.GroupID))
+					got := r
+					got.Partition, got.PendingOffsets, got.LastRecord = 0, 0, nil
+					require.Equal(t, want, got, "group %s at offset %d", r.GroupID, e.NextOffset())
+					checked++
+				}
+			}
+			require.NoError(t, it.Err())
+			require.Positive(t, checked)
+		})
+	}
+}
+
+// rowFromFullView is the group list's row as it was built from a copy of the whole group.
+func rowFromFullView(g groupstate.Group) query.GroupRow {
+	r := query.GroupRow{GroupID: g.GroupID, Type: g.Type, State: g.State}
+	i32 := func(v int32) *int32 { return &v }
+	switch {
+	case g.Classic != nil:
+		c := g.Classic
+		r.ProtocolType, r.Simple, r.Members, r.Generation = c.ProtocolType, c.Simple, len(c.Members), i32(c.Generation)
+		if c.Protocol != nil {
+			r.Assignor = *c.Protocol
+		}
+	case g.Consumer != nil:
+		c := g.Consumer
+		r.ProtocolType, r.Members = "consumer", len(c.Members)
+		r.GroupEpoch, r.AssignmentEpoch = i32(c.GroupEpoch), i32(c.AssignmentEpoch)
+		count := map[string]int{}
+		for _, m := range c.Members {
+			if m.ServerAssignor != nil && *m.ServerAssignor != "" {
+				count[*m.ServerAssignor]++
+			}
+		}
+		n := 0
+		for a, k := range count {
+			if k > n || k == n && a < r.Assignor {
+				r.Assignor, n = a, k
+			}
+		}
+	case g.Share != nil:
+		s := g.Share
+		r.ProtocolType, r.Members = "share", len(s.Members)
+		r.GroupEpoch, r.AssignmentEpoch = i32(s.GroupEpoch), i32(s.AssignmentEpoch)
+	case g.Streams != nil:
+		s := g.Streams
+		r.ProtocolType, r.Members = "streams", len(s.Members)
+		r.GroupEpoch, r.AssignmentEpoch = i32(s.GroupEpoch), i32(s.AssignmentEpoch)
+		if s.Topology != nil {
+			r.TopologyEpoch = i32(s.Topology.Epoch)
+		}
+	}
+	return r
+}
