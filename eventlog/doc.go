@@ -30,6 +30,13 @@
 // only until the next Next or Close; Batch.Clone keeps one. Memory therefore stays bounded by
 // the largest batch, whatever the size of the log.
 //
+// ReadAhead wraps an Iterator so that a goroutine of its own reads, checks and frames the
+// next batches while the caller replays the current ones: it copies up to three chunks of
+// batches (about 512 KiB or 4,096 records each; one oversized batch makes one chunk of its
+// own, not kept afterwards) into arenas it reuses, so the overlap costs a copy, not garbage.
+// Batches, their order, nulls and the final error are the iterator's; it may read a few chunks
+// past where its caller stops.
+//
 // # Bad input
 //
 // Mode selects Strict (stop with a *Problem naming file, byte position, partition and base

@@ -31,6 +31,12 @@ type Options struct {
 	// default the first eventlog.MaxKeptProblems are kept and every one is counted in its
 	// ViolationGroup, so that memory stays bounded whatever the log holds.
 	AllViolations bool
+	// ReadAhead reads the source on a goroutine of its own during Run (eventlog.ReadAhead):
+	// reading, CRC checks, decompression and framing of the next batches overlap the replay of
+	// the current ones. Worth it with a spare core, and only for a replay to the end (the
+	// goroutine reads a little past where a bounded replay stops). ReplayCuts turns it on for
+	// those cuts when fewer partitions than cores replay at once.
+	ReadAhead bool
 }
 
 // Observer receives replay events in log order. The view it is given reads the engine's live
@@ -239,6 +245,9 @@ func (e *Engine) Run(ctx context.Context, src eventlog.Source, until int64) erro
 	it, err := src.Batches(e.partition, e.next)
 	if err != nil {
 		return err
+	}
+	if e.opts.ReadAhead && until == math.MaxInt64 {
+		it = eventlog.ReadAhead(it)
 	}
 	defer it.Close()
 	n := 0

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/coordlog/coordlog/eventlog"
@@ -49,10 +50,14 @@ type Cut struct {
 
 // ReplayCuts is ReplaySource with a bound and an observer per partition: each cut is replayed
 // on its own engine, up to workers at a time, and results come back in the order of cuts.
+// When fewer partitions than cores replay at once, those replayed to the end read ahead
+// (Options.ReadAhead).
 func ReplayCuts(ctx context.Context, src eventlog.Source, cuts []Cut, opts Options, workers int) ([]Result, error) {
 	if workers <= 0 {
 		workers = defaultWorkers()
 	}
+	// A core left over by the partitions replaying at once reads ahead for them.
+	spare := min(workers, len(cuts)) < runtime.GOMAXPROCS(0)
 	results := make([]Result, len(cuts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -70,6 +75,7 @@ func ReplayCuts(ctx context.Context, src eventlog.Source, cuts []Cut, opts Optio
 			if until < 0 {
 				until = math.MaxInt64
 			}
+			o.ReadAhead = o.ReadAhead || spare && until == math.MaxInt64
 			e := New(c.Partition, o)
 			results[i] = Result{Engine: e, Err: e.Run(ctx, src, until)}
 		}()
