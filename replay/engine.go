@@ -495,8 +495,15 @@ func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) er
 		return e.violation(b, r, recordcodec.OffsetCommit, false, err)
 	}
 	e.stats.Applied[recordcodec.OffsetCommit]++
-	e.observe(b, r, func(ev *Event) {
-		ev.Record = recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit, Group: group, Topic: topic, Partition: partition}, Value: &e.ocv}
-	})
+	if e.opts.Observer != nil {
+		// Field by field: a composite literal of the record, built on the stack and copied in,
+		// stalled the store of every commit (a fifth of a commit's replay in profiles).
+		ev := &e.ev
+		ev.Partition, ev.Batch, ev.Offset, ev.Timestamp = e.partition, b, r.Offset, r.Timestamp
+		k := &ev.Record.Key
+		k.Type, k.Group, k.Topic, k.Partition, k.Member, k.Regex, k.Raw = recordcodec.OffsetCommit, group, topic, partition, "", "", nil
+		ev.Record.Value, ev.Marker, ev.Skipped, ev.Violation = &e.ocv, nil, "", nil
+		e.opts.Observer.Observe(ev, e.state.View())
+	}
 	return nil
 }

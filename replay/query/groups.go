@@ -20,6 +20,11 @@ type Activity struct {
 	groups map[string]*activityEntry
 	// groups whose pending transactional offsets a producer holds: its marker touches them.
 	txn map[int64]map[string]bool
+	// recent is the entry of the last record's group: the records of one batch, and of a
+	// run of batches, are usually one group's.
+	recent *activityEntry
+	// askAlways turns the shortcuts off (tests: the reference the shortcuts must agree with).
+	askAlways bool
 }
 
 type activityEntry struct {
@@ -44,9 +49,11 @@ func NewActivity() *Activity {
 	return &Activity{groups: map[string]*activityEntry{}, txn: map[int64]map[string]bool{}}
 }
 
-// Observe implements replay.Observer. Most records are offset commits of groups already seen:
-// those cost one map lookup (a value never deletes a group, so the state is asked only for new
-// groups, other record types and tombstones).
+// Observe implements replay.Observer. Most records are values for a group already seen
+// existing, of its own type (offset commits, or a streams group's own records): a value never
+// deletes a group, and one of the group's own type does not change its type, so those cost a
+// comparison with the previous record's group (or one map lookup) and the state is asked only
+// for new groups, other record types and tombstones.
 func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 	b := ev.Batch
 	r := RecordRef{Offset: ev.Offset, Timestamp: ev.Timestamp, TimestampType: timestampKind(b), BatchBase: b.BaseOffset, Control: b.Attributes.Control()}
@@ -66,12 +73,16 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 	if k.Group == "" {
 		return
 	}
-	e, seen := a.groups[k.Group]
+	e, seen := a.recent, true
+	if e == nil || e.id != k.Group || a.askAlways {
+		e, seen = a.groups[k.Group]
+	}
 	if !seen {
 		// The event's strings alias the batch: the map keys are copies.
 		e = &activityEntry{id: strings.Clone(k.Group)}
 		a.groups[e.id] = e
 	}
+	a.recent = e
 	g := e.id
 	e.last = r
 	if b.ProducerID != groupstate.NoProducerID && !b.Attributes.Control() {
@@ -83,7 +94,7 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 		set[g] = true
 	}
 	tomb := ev.Record.Tombstone()
-	if seen && e.present && !tomb && (k.Type == recordcodec.OffsetCommit || k.Type == recordcodec.LegacyOffsetCommit) {
+	if seen && e.present && !tomb && !a.askAlways && (k.Type == recordcodec.OffsetCommit || k.Type == recordcodec.LegacyOffsetCommit || ownType(k.Type) == e.typ) {
 		return
 	}
 	typ, exists := st.GroupType(g)
@@ -104,6 +115,32 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 		e.present, e.deleted = false, &Deletion{Offset: r.Offset, Timestamp: r.Timestamp, Record: what, Type: prev}
 	}
 }
+
+// ownType is the type of group whose records type t is ("" for offset commits and the share
+// state metadata, which belong to no group type: a value of those is no sign of the type).
+func ownType(t recordcodec.RecordType) groupstate.GroupType {
+	if int(t) < len(recordGroupType) {
+		return recordGroupType[t]
+	}
+	return ""
+}
+
+var recordGroupType = func() (out [32]groupstate.GroupType) {
+	for t := range recordcodec.RecordType(len(out)) {
+		switch name := t.String(); {
+		case t == recordcodec.GroupMetadata:
+			out[t] = groupstate.GroupTypeClassic
+		case t == recordcodec.ShareGroupStatePartitionMetadata:
+		case strings.HasPrefix(name, "ConsumerGroup"):
+			out[t] = groupstate.GroupTypeConsumer
+		case strings.HasPrefix(name, "ShareGroup"):
+			out[t] = groupstate.GroupTypeShare
+		case strings.HasPrefix(name, "StreamsGroup"):
+			out[t] = groupstate.GroupTypeStreams
+		}
+	}
+	return out
+}()
 
 // metadataTombstone is the group type whose metadata record each type is: its tombstone
 // deletes the group.
