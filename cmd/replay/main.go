@@ -6,13 +6,37 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// COORDLOG_CPUPROFILE=FILE writes a CPU profile of the whole command (go tool pprof FILE):
+	// how BENCHMARKS.md's profiles of cold CLI runs are taken.
+	stopProfile := startCPUProfile(os.Getenv("COORDLOG_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+func startCPUProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "replay: COORDLOG_CPUPROFILE: %v\n", err)
+		os.Exit(2)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
