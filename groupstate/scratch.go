@@ -15,8 +15,8 @@ import (
 //
 // What the state stores this way is immutable once stored: lists and their elements, strings,
 // and the pointees of string pointers are never written again, so that an unchanged part is
-// kept (and may be shared, as a member's current standby tasks with its target's) when its
-// neighbours change. Members, their metadata holders and their task holders are updated in
+// kept (and may be shared, as a member's current standby tasks with its target's, or as equal
+// task lists of different members and groups: tasklists.go) when its neighbours change. Members, their metadata holders and their task holders are updated in
 // place instead of being copied per record; each is referenced from one place only.
 
 // scratch is a State's reused memory for the canonical forms of one mutator's inputs; they are
@@ -45,6 +45,8 @@ type scratch struct {
 	// groups being replayed, found without hashing.
 	taskNames [4]string
 	nextName  int
+	// shared holds task lists stored before, for later equal lists to share (tasklists.go).
+	shared *sharedTasks
 }
 
 // tasksScratch is the memory of one canonical StreamsTasks.
@@ -56,7 +58,7 @@ type tasksScratch struct {
 // scr returns the state's scratch memory, emptied for a new mutator.
 func (s *State) scr() *scratch {
 	if s.sc == nil {
-		s.sc = &scratch{names: map[string]string{}}
+		s.sc = &scratch{names: map[string]string{}, shared: newSharedTasks()}
 	}
 	sc := s.sc
 	sc.ints, sc.pairs = sc.ints[:0], sc.pairs[:0]

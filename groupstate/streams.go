@@ -520,19 +520,39 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID strin
 	old, had := g.target[memberID]
 	t := old
 	lists := [3]*[]TaskIDs{&t.ActiveTasks, &t.StandbyTasks, &t.WarmupTasks}
-	var changed [3]bool
+	var copied [3]bool
+	var hashes [3]uint64
 	var tc taskCopy
+	changed := !had
 	for i, l := range lists {
-		if changed[i] = !sameTaskIDs(*l, c[i]); changed[i] {
-			tc.plan(c[i])
+		if sameTaskIDs(*l, c[i]) {
+			continue
 		}
+		changed = true
+		if c[i] == nil {
+			*l = nil
+			continue
+		}
+		var shared []TaskIDs
+		if shared, hashes[i] = sc.shared.find(c[i]); shared != nil {
+			*l = shared
+			continue
+		}
+		copied[i] = true
+		tc.plan(c[i])
 	}
-	if !had || changed != [3]bool{} {
+	if changed {
 		tc.alloc()
 		for i, l := range lists {
-			if changed[i] {
-				*l = s.copyTasks(&tc, c[i], *l)
+			if !copied[i] {
+				continue
 			}
+			if found := sc.shared.lookup(hashes[i], c[i]); found != nil {
+				*l = found // equal to a list this record copied before it
+				continue
+			}
+			*l = s.copyTasks(&tc, c[i], *l)
+			sc.shared.keep(hashes[i], *l)
 		}
 		if !had {
 			t.MemberID = g.ownMemberID(memberID)
@@ -690,18 +710,37 @@ func (s *State) keepStreamsTasks(m *StreamsMember, assigned, pending *StreamsTas
 	var tc taskCopy
 	var copyPlain [4]bool
 	var copyActive [2]bool
+	var hashes [6]uint64
+	shared := s.sc.shared
 	for i, l := range plains {
 		switch {
 		case sameTaskIDs(*l.dst, l.c):
 		case l.tgt != nil && sameTaskIDs(l.tgt, l.c):
 			*l.dst = l.tgt
+		case l.c == nil:
+			*l.dst = nil
 		default:
+			var found []TaskIDs
+			if found, hashes[i] = shared.find(l.c); found != nil {
+				*l.dst = found
+				continue
+			}
 			copyPlain[i] = true
 			tc.plan(l.c)
 		}
 	}
 	for i, l := range actives {
-		if copyActive[i] = !sameTaskIDsWithEpochs(*l.dst, l.c); copyActive[i] {
+		switch {
+		case sameTaskIDsWithEpochs(*l.dst, l.c):
+		case l.c == nil:
+			*l.dst = nil
+		default:
+			var found []TaskIDsWithEpochs
+			if found, hashes[4+i] = shared.findE(l.c); found != nil {
+				*l.dst = found
+				continue
+			}
+			copyActive[i] = true
 			tc.planE(l.c, l.like)
 		}
 	}
@@ -710,14 +749,26 @@ func (s *State) keepStreamsTasks(m *StreamsMember, assigned, pending *StreamsTas
 	}
 	tc.alloc()
 	for i, l := range plains {
-		if copyPlain[i] {
-			*l.dst = s.copyTasks(&tc, l.c, *l.dst)
+		if !copyPlain[i] {
+			continue
 		}
+		if found := shared.lookup(hashes[i], l.c); found != nil {
+			*l.dst = found // equal to a list this record copied before it
+			continue
+		}
+		*l.dst = s.copyTasks(&tc, l.c, *l.dst)
+		shared.keep(hashes[i], *l.dst)
 	}
 	for i, l := range actives {
-		if copyActive[i] {
-			*l.dst = s.copyTasksE(&tc, l.c, l.like)
+		if !copyActive[i] {
+			continue
 		}
+		if found := shared.lookupE(hashes[4+i], l.c); found != nil {
+			*l.dst = found
+			continue
+		}
+		*l.dst = s.copyTasksE(&tc, l.c, l.like)
+		shared.keepE(hashes[4+i], *l.dst)
 	}
 }
 
