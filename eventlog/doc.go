@@ -32,8 +32,10 @@
 //
 // ReadAhead wraps an Iterator so that a goroutine of its own reads, checks and frames the
 // next batches while the caller replays the current ones: it copies up to three chunks of
-// batches (about 512 KiB or 4,096 records each; one oversized batch makes one chunk of its
-// own, not kept afterwards) into arenas it reuses, so the overlap costs a copy, not garbage.
+// batches (about 512 KiB or 4,096 records each; a larger batch makes one chunk of its own, not
+// kept afterwards) into arenas it reuses, so the overlap costs a copy, not garbage. A batch
+// past 4 MiB is lent rather than copied (the goroutine waits until the caller is past it), so
+// that read-ahead never holds more than the iterator's own memory of the largest batches.
 // Batches, their order, nulls and the final error are the iterator's; it may read a few chunks
 // past where its caller stops.
 //

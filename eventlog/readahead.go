@@ -15,9 +15,12 @@ package eventlog
 // Iterator contract says (in fact until their chunk is recycled, a little longer).
 //
 // Memory: readAheadChunks chunks, each holding copies of at most readAheadBytes of keys,
-// values and headers and readAheadRecords records, or of one batch when a single batch is
-// larger; such an oversized chunk is dropped once consumed instead of being kept for reuse, so
-// that a log with one huge batch does not keep several of its size.
+// values and headers and readAheadRecords records, or of one batch a little larger (such a
+// chunk is dropped once consumed instead of being kept for reuse). A batch past
+// readAheadLendBytes is not copied at all: the goroutine waits until the caller has consumed
+// everything before it, lends it the iterator's own batch, and reads on only once the caller
+// has moved past it, so that a log of huge batches (up to the reader's MaxBatchMemory) takes
+// no more memory than without read-ahead.
 func ReadAhead(it Iterator) Iterator {
 	ra := &readAhead{
 		inner: it,
@@ -34,10 +37,11 @@ func ReadAhead(it Iterator) Iterator {
 }
 
 const (
-	readAheadChunks  = 3
-	readAheadBytes   = 512 << 10
-	readAheadRecords = 4096
-	readAheadBatches = 512
+	readAheadChunks    = 3
+	readAheadBytes     = 512 << 10
+	readAheadRecords   = 4096
+	readAheadBatches   = 512
+	readAheadLendBytes = 4 << 20
 )
 
 // chunk holds copies of consecutive batches in arenas it reuses. Arenas never grow while a
@@ -173,12 +177,46 @@ func (ra *readAhead) produce() {
 			return false
 		}
 	}
+	// settle waits until the caller has given back every chunk but c: it has consumed all
+	// that was handed over.
+	settle := func() bool {
+		held := make([]*chunk, 0, readAheadChunks)
+		for len(held) < readAheadChunks-1 {
+			select {
+			case x := <-ra.free:
+				held = append(held, x)
+			case <-ra.stop:
+				return false
+			}
+		}
+		for _, x := range held {
+			ra.free <- x
+		}
+		return true
+	}
 	if !take() {
 		return
 	}
 	for ra.inner.Next() {
 		b := ra.inner.Batch()
 		nr, nh, nb := need(b)
+		if nb > readAheadLendBytes {
+			// Lend the iterator's own batch instead of copying it: hand over what c holds,
+			// wait until all is consumed, send the batch in c, and wait until the caller is
+			// past it before the iterator may reuse its memory.
+			if len(c.batches) > 0 && (!give() || !take()) {
+				return
+			}
+			if !settle() {
+				return
+			}
+			c.batches = append(c.batches[:0], *b)
+			if !give() || !take() || !settle() {
+				return
+			}
+			c.reset()
+			continue
+		}
 		if !c.fits(nr, nh, nb) {
 			if len(c.batches) > 0 && (!give() || !take()) {
 				return
