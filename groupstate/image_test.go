@@ -64,8 +64,8 @@ func requireSameInternals(t *testing.T, want, got *State) {
 		}
 		_, ok := got.View().Offset(id, "no such topic", 0)
 		require.False(t, ok)
-		for tp := range g2.byTP {
-			require.Equal(t, tp.Topic, g2.topics[tp.Topic], "topic %q of %q not interned", tp.Topic, id)
+		for name, to := range g2.topics {
+			require.Equal(t, name, to.name, "topic %q of %q not keyed by its own name", name, id)
 		}
 	}
 	require.Equal(t, want.numOffsets, got.numOffsets)

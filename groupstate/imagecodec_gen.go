@@ -1081,7 +1081,7 @@ func (c *imageDecoder) groupOffsets(id string, gm **groupOffsets) {
 			r.fail("offsets: %d-byte block for no offsets", len(block))
 			return
 		}
-		*gm = &groupOffsets{id: id, topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
+		*gm = newGroupOffsets(id)
 		return
 	}
 	if c.checkOffsets {

@@ -76,16 +76,17 @@ func (s *State) ReplayOffsetCommit(recordOffset, producerID int64, groupID, topi
 		return nil
 	}
 	if producerID == NoProducerID && s.lastOffsets != nil && groupID == s.lastGroup {
-		// The same group as the previous commit: it exists and has its offsets map.
+		// The same group as the previous commit: it exists and has its offsets.
 		gm := s.lastOffsets
 		t := s.lastTopic
-		if topic != t {
-			t = gm.intern(topic)
+		if topic != t.name {
+			t = gm.topic(topic)
 			s.lastTopic = t
 		}
-		n := len(gm.byTP)
-		gm.byTP[TopicPartition{t, partition}] = s.offsetValue(recordOffset, v)
-		s.numOffsets += len(gm.byTP) - n
+		if t.put(partition, s.offsetValue(recordOffset, v)) {
+			gm.num++
+			s.numOffsets++
+		}
 		return nil
 	}
 	if _, ok := s.groups[groupID]; !ok {
@@ -128,28 +129,19 @@ func (s *State) offsetValue(recordOffset int64, v OffsetCommitValue) OffsetAndMe
 	return om
 }
 
-// intern returns the group's copy of a topic name, adding one when new.
-func (gm *groupOffsets) intern(topic string) string {
-	t, ok := gm.topics[topic]
-	if !ok {
-		t = strings.Clone(topic)
-		gm.topics[t] = t
-	}
-	return t
-}
-
 func (s *State) putOffset(groupID, topic string, partition int32, om OffsetAndMetadata) {
 	s.touch(groupID)
 	gm := s.offsets[groupID]
 	if gm == nil {
-		gm = &groupOffsets{id: strings.Clone(groupID), topics: map[string]string{}, byTP: map[TopicPartition]OffsetAndMetadata{}}
+		gm = newGroupOffsets(strings.Clone(groupID))
 		s.offsets[gm.id] = gm
 	}
 	s.unpackOffsets(gm)
-	t := gm.intern(topic)
-	n := len(gm.byTP)
-	gm.byTP[TopicPartition{t, partition}] = om
-	s.numOffsets += len(gm.byTP) - n
+	t := gm.topic(topic)
+	if t.put(partition, om) {
+		gm.num++
+		s.numOffsets++
+	}
 	if _, exists := s.groups[groupID]; exists {
 		// Remember only a group that exists: the fast path skips the existence check. gm.id is
 		// the state's own copy of the name (the caller's may alias a read buffer).
@@ -167,10 +159,11 @@ func (s *State) ReplayOffsetCommitTombstone(groupID, topic string, partition int
 	}
 	if gm := s.offsets[groupID]; gm != nil {
 		s.unpackOffsets(gm)
-		n := len(gm.byTP)
-		delete(gm.byTP, TopicPartition{topic, partition})
-		s.numOffsets -= n - len(gm.byTP)
-		if len(gm.byTP) == 0 {
+		if t := gm.topics[topic]; t != nil && t.del(partition) {
+			gm.num--
+			s.numOffsets--
+		}
+		if gm.num == 0 {
 			delete(s.offsets, groupID)
 			s.forgetLastCommit()
 		}
@@ -243,8 +236,7 @@ func (v View) Offset(groupID, topic string, partition int32) (OffsetAndMetadata,
 	if gm.packed != "" {
 		return gm.getPacked(topic, partition)
 	}
-	om, ok := gm.byTP[TopicPartition{topic, partition}]
-	return om, ok
+	return gm.get(topic, partition)
 }
 
 // OffsetGroupIDs returns the ids of the groups that have committed offsets, sorted. Offsets
@@ -261,10 +253,10 @@ func (v View) Offsets(groupID string) []CommittedOffset {
 	if gm.packed != "" {
 		return gm.appendPacked(make([]CommittedOffset, 0, gm.count), groupID)
 	}
-	out := make([]CommittedOffset, 0, len(gm.byTP))
-	for tp, om := range gm.byTP {
-		out = append(out, CommittedOffset{GroupID: groupID, Topic: tp.Topic, Partition: tp.Partition, OffsetAndMetadata: om})
-	}
+	out := make([]CommittedOffset, 0, gm.num)
+	gm.each(func(topic string, p int32, om *OffsetAndMetadata) {
+		out = append(out, CommittedOffset{GroupID: groupID, Topic: topic, Partition: p, OffsetAndMetadata: *om})
+	})
 	sortOffsets(out)
 	return out
 }

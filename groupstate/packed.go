@@ -32,7 +32,7 @@ func (gm *groupOffsets) n() int {
 	if gm.packed != "" {
 		return gm.count
 	}
-	return len(gm.byTP)
+	return gm.num
 }
 
 // unpackOffsets builds the maps of a packed group (mutators call it first). A damaged
@@ -46,7 +46,7 @@ func (s *State) unpackOffsets(gm *groupOffsets) {
 	if err := gm.unpack(); err != nil && s.imageErr == nil {
 		s.imageErr = err
 	}
-	s.numOffsets += len(gm.byTP) - before
+	s.numOffsets += gm.num - before
 }
 
 // ImageErr reports the first damaged offset block a mutation met in a state decoded with
@@ -58,22 +58,22 @@ func (gm *groupOffsets) unpack() error {
 	c := &imageDecoder{dec: true, r: imageReader{s: gm.packed, what: "packed offsets"}}
 	r := &c.r
 	topics := r.length(2, "topics")
-	gm.topics = make(map[string]string, topics)
-	gm.byTP = make(map[TopicPartition]OffsetAndMetadata, min(gm.count, len(gm.packed)/8))
+	gm.topics, gm.num = make(map[string]*topicOffsets, topics), 0
 	for range topics {
-		topic := r.str()
-		gm.topics[topic] = topic
+		t := gm.topic(r.str())
 		for range r.length(8, "offsets") {
 			part := r.i32()
 			var om OffsetAndMetadata
 			if c.offset(&om); r.err != nil {
 				break
 			}
-			gm.byTP[TopicPartition{topic, part}] = om
+			if t.put(part, om) {
+				gm.num++
+			}
 		}
 	}
-	if r.err == nil && (r.left() != 0 || len(gm.byTP) != gm.count) {
-		r.fail("%d offsets unpacked, %d announced, %d bytes left", len(gm.byTP), gm.count, r.left())
+	if r.err == nil && (r.left() != 0 || gm.num != gm.count) {
+		r.fail("%d offsets unpacked, %d announced, %d bytes left", gm.num, gm.count, r.left())
 	}
 	gm.packed, gm.count = "", 0
 	if r.err != nil {
@@ -171,31 +171,35 @@ func appendOffsetsBlock(b []byte, gm *groupOffsets, sc *offsetScratch) []byte {
 	// order is signed order (32 bits), and the row's index in vals (16 bits), which saves
 	// looking every value up again after the sort. Groups too big for that take the
 	// lookups (keys without the index).
-	small := len(gm.byTP) <= 1<<16
-	last, lastIdx := "", -1
+	small := gm.num <= 1<<16
 	if small {
-		for tp, om := range gm.byTP {
-			if lastIdx < 0 || tp.Topic != last {
-				last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
+		for name, t := range gm.topics {
+			if t.len() == 0 {
+				continue // emptied by tombstones: no row, no topic in the block
 			}
-			if lastIdx >= 1<<16 {
+			idx := sc.topicIndex(name)
+			if idx >= 1<<16 {
 				small = false
 				break
 			}
-			part := uint64(uint32(tp.Partition) ^ 0x80000000)
-			sc.keys = append(sc.keys, uint64(lastIdx)<<48|part<<16|uint64(len(sc.vals)))
-			sc.vals = append(sc.vals, om)
+			t.each(func(p int32, om *OffsetAndMetadata) {
+				part := uint64(uint32(p) ^ 0x80000000)
+				sc.keys = append(sc.keys, uint64(idx)<<48|part<<16|uint64(len(sc.vals)))
+				sc.vals = append(sc.vals, *om)
+			})
 		}
 	}
 	if !small {
 		// Too many offsets or topics for the small keys: wide keys, values looked up.
-		sc.keys, sc.vals = sc.keys[:0], sc.vals[:0]
-		last, lastIdx = "", -1
-		for tp := range gm.byTP {
-			if lastIdx < 0 || tp.Topic != last {
-				last, lastIdx = tp.Topic, sc.topicIndex(tp.Topic)
+		sc.topics, sc.keys, sc.vals, sc.index = sc.topics[:0], sc.keys[:0], sc.vals[:0], nil
+		for name, t := range gm.topics {
+			if t.len() == 0 {
+				continue
 			}
-			sc.keys = append(sc.keys, uint64(lastIdx)<<32|uint64(uint32(tp.Partition)^0x80000000))
+			idx := sc.topicIndex(name)
+			t.each(func(p int32, _ *OffsetAndMetadata) {
+				sc.keys = append(sc.keys, uint64(idx)<<32|uint64(uint32(p)^0x80000000))
+			})
 		}
 		return appendSortedOffsets(b, gm, sc, 32, nil)
 	}
@@ -241,7 +245,7 @@ func appendSortedOffsets(b []byte, gm *groupOffsets, sc *offsetScratch, shift ui
 			if vals != nil {
 				c.offset(&vals[key&0xffff])
 			} else {
-				om := gm.byTP[TopicPartition{topic, p}]
+				om, _ := gm.get(topic, p)
 				c.offset(&om)
 			}
 		}

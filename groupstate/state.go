@@ -28,7 +28,7 @@ type State struct {
 	// lastOffsets is set only while the group exists; forgetLastCommit clears it on removals.
 	lastGroup   string
 	lastOffsets *groupOffsets
-	lastTopic   string // an interned key of lastOffsets.topics
+	lastTopic   *topicOffsets // one of lastOffsets.topics
 
 	// imageTotals is set between NewFromImageHead and FinishImage (image.go).
 	imageTotals *imageTotals
@@ -50,7 +50,7 @@ type State struct {
 
 // forgetLastCommit drops the memo of the previous offset commit; every removal of a group or
 // of a group's offsets calls it.
-func (s *State) forgetLastCommit() { s.lastGroup, s.lastOffsets, s.lastTopic = "", nil, "" }
+func (s *State) forgetLastCommit() { s.lastGroup, s.lastOffsets, s.lastTopic = "", nil, nil }
 
 // removeGroup deletes a group of any type. All removals go through here, so that the offset
 // commit memo (which assumes its group exists) can never outlive the group.
@@ -60,16 +60,16 @@ func (s *State) removeGroup(groupID string) {
 	s.forgetLastCommit()
 }
 
-// groupOffsets holds one group's committed offsets, keyed by (topic, partition); topics
-// interns the topic names so that the keys of a topic share one string.
+// groupOffsets holds one group's committed offsets, per topic by partition
+// (offsettable.go); num counts them.
 //
-// A group restored from a state image keeps its offsets packed (packed != "", topics and
-// byTP nil) until a mutator unpacks them; views read packed offsets in place, so that reads
-// never write (packed.go).
+// A group restored from a state image keeps its offsets packed (packed != "", topics nil)
+// until a mutator unpacks them; views read packed offsets in place, so that reads never write
+// (packed.go).
 type groupOffsets struct {
 	id     string // the group id, owned by the state
-	topics map[string]string
-	byTP   map[TopicPartition]OffsetAndMetadata
+	topics map[string]*topicOffsets
+	num    int    // the offsets in topics
 	packed string // the image's block of these offsets, sorted; "" once unpacked
 	count  int    // the number of packed offsets
 }

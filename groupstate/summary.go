@@ -96,5 +96,5 @@ func (v View) NumGroupOffsets(groupID string) int {
 	case gm.packed != "":
 		return gm.count
 	}
-	return len(gm.byTP)
+	return gm.num
 }
