@@ -105,15 +105,17 @@
 //     neighbours change and may be shared (a streams member's current standby or warm-up
 //     tasks with its target's); members and their task holders are updated in place and are
 //     referenced from one place only.
-//   - Committed offsets are struct values in per-group maps keyed by (topic, partition),
-//     with topic names interned per group: no per-offset pointer or map.
+//   - Committed offsets are struct values per group and topic (the topic's name owned once
+//     per group), in a slice indexed by partition while it stays at most about twice as long
+//     as the offsets it holds, in a map beside it for the partitions past that
+//     (offsettable.go): no per-offset pointer; a commit is an index in the common case.
 //   - The open-transactions index always equals what the pending map implies: producer p is
 //     open on (g, t, n) iff p's pending offsets hold (g, t, n). A producer whose pending
 //     offsets were all cancelled by offset tombstones stays pending (empty) until its marker,
 //     as in Kafka.
 //   - A committed-offsets entry of a group restored from a state image may be packed (the
 //     image's checked bytes) until the first mutation of that group's offsets unpacks it;
-//     every view reads packed offsets in place and returns exactly what the unpacked maps
+//     every view reads packed offsets in place and returns exactly what the unpacked tables
 //     would, so packing is invisible except in time and memory.
 //   - Dump is the canonical form: Equal(a, b) compares dumps with reflect.DeepEqual, Diff
 //     names what differs, Restore(Dump) rebuilds an equal State (with assumed orders of
