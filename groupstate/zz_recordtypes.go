@@ -65,3 +65,20 @@ func (v KafkaVersion) ReplaysRecordType(id int16) bool {
 	}
 	return false
 }
+
+// RecordGroupType is the type of group whose records id's are, "" for offset commits and
+// unknown ids. A value of a group's own type never changes the group's type (one of another
+// type may replace a simple classic group).
+func RecordGroupType(id int16) GroupType {
+	switch id {
+	case 2:
+		return GroupTypeClassic
+	case 3, 4, 5, 6, 7, 8, 16:
+		return GroupTypeConsumer
+	case 9, 10, 11, 12, 13, 14, 15:
+		return GroupTypeShare
+	case 17, 18, 19, 20, 21, 22, 23:
+		return GroupTypeStreams
+	}
+	return ""
+}

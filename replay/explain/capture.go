@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 )
 
@@ -61,16 +62,11 @@ type classicStep struct {
 	members      map[string]*memberModel
 }
 
+// recordGroupType is the model's name of the type of group whose records t's are (the
+// schema's, groupstate.RecordGroupType); consumer for the others.
 func recordGroupType(t recordcodec.RecordType) string {
-	switch t {
-	case recordcodec.GroupMetadata:
-		return typeClassic
-	case recordcodec.ShareGroupMetadata, recordcodec.ShareGroupMemberMetadata, recordcodec.ShareGroupTargetAssignmentMember,
-		recordcodec.ShareGroupTargetAssignmentMetadata, recordcodec.ShareGroupCurrentMemberAssignment, recordcodec.ShareGroupStatePartitionMetadata:
-		return typeShare
-	case recordcodec.StreamsGroupMetadata, recordcodec.StreamsGroupMemberMetadata, recordcodec.StreamsGroupTargetAssignmentMember,
-		recordcodec.StreamsGroupTargetAssignmentMetadata, recordcodec.StreamsGroupCurrentMemberAssignment, recordcodec.StreamsGroupTopology:
-		return typeStreams
+	if typ := groupstate.RecordGroupType(int16(t)); typ != "" {
+		return string(typ)
 	}
 	return typeConsumer
 }

@@ -94,7 +94,7 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 		set[g] = true
 	}
 	tomb := ev.Record.Tombstone()
-	if seen && e.present && !tomb && !a.askAlways && (k.Type == recordcodec.OffsetCommit || k.Type == recordcodec.LegacyOffsetCommit || ownType(k.Type) == e.typ) {
+	if seen && e.present && !tomb && !a.askAlways && (k.Type == recordcodec.OffsetCommit || k.Type == recordcodec.LegacyOffsetCommit || groupstate.RecordGroupType(int16(k.Type)) == e.typ) {
 		return
 	}
 	typ, exists := st.GroupType(g)
@@ -115,32 +115,6 @@ func (a *Activity) Observe(ev *replay.Event, st groupstate.View) {
 		e.present, e.deleted = false, &Deletion{Offset: r.Offset, Timestamp: r.Timestamp, Record: what, Type: prev}
 	}
 }
-
-// ownType is the type of group whose records type t is ("" for offset commits and the share
-// state metadata, which belong to no group type: a value of those is no sign of the type).
-func ownType(t recordcodec.RecordType) groupstate.GroupType {
-	if int(t) < len(recordGroupType) {
-		return recordGroupType[t]
-	}
-	return ""
-}
-
-var recordGroupType = func() (out [32]groupstate.GroupType) {
-	for t := range recordcodec.RecordType(len(out)) {
-		switch name := t.String(); {
-		case t == recordcodec.GroupMetadata:
-			out[t] = groupstate.GroupTypeClassic
-		case t == recordcodec.ShareGroupStatePartitionMetadata:
-		case strings.HasPrefix(name, "ConsumerGroup"):
-			out[t] = groupstate.GroupTypeConsumer
-		case strings.HasPrefix(name, "ShareGroup"):
-			out[t] = groupstate.GroupTypeShare
-		case strings.HasPrefix(name, "StreamsGroup"):
-			out[t] = groupstate.GroupTypeStreams
-		}
-	}
-	return out
-}()
 
 // metadataTombstone is the group type whose metadata record each type is: its tombstone
 // deletes the group.

@@ -1213,6 +1213,42 @@ func (g *gen) genGroupstate() {
 	g.p("minor := v.minor()")
 	g.casesByCond("id", func(r *recordType) vrange { return r.replay })
 	g.p("}")
+	g.p("")
+	// The group type of a record follows from its name: GroupMetadata is the classic group's,
+	// ConsumerGroup*, ShareGroup* and StreamsGroup* those of the modern types.
+	g.p("// RecordGroupType is the type of group whose records id's are, \"\" for offset commits and")
+	g.p("// unknown ids. A value of a group's own type never changes the group's type (one of another")
+	g.p("// type may replace a simple classic group).")
+	g.p("func RecordGroupType(id int16) GroupType {")
+	g.p("switch id {")
+	byType := map[string][]string{}
+	var types []string
+	for _, r := range g.s.records {
+		var t string
+		switch {
+		case r.name == "GroupMetadata":
+			t = "GroupTypeClassic"
+		case strings.HasPrefix(r.name, "ConsumerGroup"):
+			t = "GroupTypeConsumer"
+		case strings.HasPrefix(r.name, "ShareGroup"):
+			t = "GroupTypeShare"
+		case strings.HasPrefix(r.name, "StreamsGroup"):
+			t = "GroupTypeStreams"
+		default:
+			continue
+		}
+		if byType[t] == nil {
+			types = append(types, t)
+		}
+		byType[t] = append(byType[t], strconv.Itoa(r.id))
+	}
+	for _, t := range types {
+		g.p("case %s:", strings.Join(byType[t], ", "))
+		g.p("return %s", t)
+	}
+	g.p("}")
+	g.p("return \"\"")
+	g.p("}")
 }
 
 func layoutConst(l string) string {
