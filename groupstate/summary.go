@@ -44,7 +44,7 @@ func (v View) GroupSummary(id string) (GroupSummary, bool) {
 	case *consumerGroup:
 		out.State, out.ProtocolType, out.Members = g.state(), "consumer", len(g.members)
 		out.GroupEpoch, out.AssignmentEpoch = i32(g.groupEpoch), i32(g.assignmentEpoch)
-		out.ServerAssignor = majorityAssignor(g.members)
+		out.ServerAssignor = majorityAssignor(g.assignors)
 	case *shareGroup:
 		out.State, out.ProtocolType, out.Members = g.state(), "share", len(g.members)
 		out.GroupEpoch, out.AssignmentEpoch = i32(g.groupEpoch), i32(g.assignmentEpoch)
@@ -59,29 +59,13 @@ func (v View) GroupSummary(id string) (GroupSummary, bool) {
 }
 
 // majorityAssignor is the server assignor most members name (ties: the first by name), ""
-// when none names one. It counts the members themselves rather than Kafka's serverAssignors
-// map, whose ties follow that map's order: a list wants a rule a reader can predict.
-func majorityAssignor(ms map[string]*ConsumerMember) string {
-	var names []string
-	var counts []int
-	for _, m := range ms {
-		if m.ServerAssignor == nil || *m.ServerAssignor == "" {
-			continue
-		}
-		a := *m.ServerAssignor
-		i := 0
-		for i < len(names) && names[i] != a {
-			i++
-		}
-		if i == len(names) {
-			names, counts = append(names, a), append(counts, 0)
-		}
-		counts[i]++
-	}
-	best, n := "", 0
-	for i, a := range names {
-		if c := counts[i]; c > n || c == n && a < best {
-			best, n = a, c
+// when none names one. It reads Kafka's serverAssignors counts (order.go) with a tie rule a
+// reader can predict, rather than the counts' map order Kafka breaks ties with.
+func majorityAssignor(counts map[string]assignorCount) string {
+	best, n := "", int32(0)
+	for a, c := range counts {
+		if a != "" && (c.members > n || c.members == n && a < best) {
+			best, n = a, c.members
 		}
 	}
 	return best
