@@ -214,7 +214,6 @@ func (ra *readAhead) produce() {
 			if !give() || !take() || !settle() {
 				return
 			}
-			c.reset()
 			continue
 		}
 		if !c.fits(nr, nh, nb) {

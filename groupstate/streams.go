@@ -547,12 +547,12 @@ func (s *State) ReplayStreamsGroupTargetAssignmentMember(groupID, memberID strin
 			if !copied[i] {
 				continue
 			}
-			if found := sc.shared.lookup(hashes[i], c[i]); found != nil {
+			if found := sc.shared.plain.lookup(hashes[i], c[i]); found != nil {
 				*l = found // equal to a list this record copied before it
 				continue
 			}
 			*l = s.copyTasks(&tc, c[i], *l)
-			sc.shared.keep(hashes[i], *l)
+			sc.shared.plain.keep(hashes[i], *l)
 		}
 		if !had {
 			t.MemberID = g.ownMemberID(memberID)
@@ -752,23 +752,23 @@ func (s *State) keepStreamsTasks(m *StreamsMember, assigned, pending *StreamsTas
 		if !copyPlain[i] {
 			continue
 		}
-		if found := shared.lookup(hashes[i], l.c); found != nil {
+		if found := shared.plain.lookup(hashes[i], l.c); found != nil {
 			*l.dst = found // equal to a list this record copied before it
 			continue
 		}
 		*l.dst = s.copyTasks(&tc, l.c, *l.dst)
-		shared.keep(hashes[i], *l.dst)
+		shared.plain.keep(hashes[i], *l.dst)
 	}
 	for i, l := range actives {
 		if !copyActive[i] {
 			continue
 		}
-		if found := shared.lookupE(hashes[4+i], l.c); found != nil {
+		if found := shared.withE.lookup(hashes[4+i], l.c); found != nil {
 			*l.dst = found
 			continue
 		}
 		*l.dst = s.copyTasksE(&tc, l.c, l.like)
-		shared.keepE(hashes[4+i], *l.dst)
+		shared.withE.keep(hashes[4+i], *l.dst)
 	}
 }
 

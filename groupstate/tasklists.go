@@ -20,14 +20,40 @@ import (
 type sharedTasks struct {
 	seed  maphash.Seed
 	buf   []byte
-	plain map[uint64][]TaskIDs
-	withE map[uint64][]TaskIDsWithEpochs
+	plain listTable[TaskIDs]
+	withE listTable[TaskIDsWithEpochs]
 }
 
 const maxSharedTaskLists = 1 << 13
 
 func newSharedTasks() *sharedTasks {
-	return &sharedTasks{seed: maphash.MakeSeed(), plain: map[uint64][]TaskIDs{}, withE: map[uint64][]TaskIDsWithEpochs{}}
+	return &sharedTasks{seed: maphash.MakeSeed(),
+		plain: listTable[TaskIDs]{byHash: map[uint64][]TaskIDs{}, same: sameTaskIDs},
+		withE: listTable[TaskIDsWithEpochs]{byHash: map[uint64][]TaskIDsWithEpochs{}, same: sameTaskIDsWithEpochs}}
+}
+
+// listTable is one of sharedTasks' tables: stored lists by the hash of their contents.
+type listTable[E any] struct {
+	byHash map[uint64][]E
+	same   func(a, b []E) bool
+}
+
+// lookup returns the stored list equal to c, whose hash is h, or nil. Besides find, it finds
+// a list of the same record stored after find missed (the standby list equal to the active
+// one just copied).
+func (t *listTable[E]) lookup(h uint64, c []E) []E {
+	if l, ok := t.byHash[h]; ok && t.same(l, c) {
+		return l
+	}
+	return nil
+}
+
+// keep stores l under h, emptying the table first when it is full.
+func (t *listTable[E]) keep(h uint64, l []E) {
+	if len(t.byHash) >= maxSharedTaskLists {
+		clear(t.byHash)
+	}
+	t.byHash[h] = l
 }
 
 func appendInt32s(b []byte, p []int32) []byte {
@@ -38,12 +64,16 @@ func appendInt32s(b []byte, p []int32) []byte {
 	return b
 }
 
+// appendTask lays out one entry of a list for hashing: its subtopology id and partitions.
+func appendTask(b []byte, id string, partitions []int32) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(id)))
+	return appendInt32s(append(b, id...), partitions)
+}
+
 func (st *sharedTasks) hash(c []TaskIDs) uint64 {
 	b := st.buf[:0]
 	for _, t := range c {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.SubtopologyID)))
-		b = append(b, t.SubtopologyID...)
-		b = appendInt32s(b, t.Partitions)
+		b = appendTask(b, t.SubtopologyID, t.Partitions)
 	}
 	st.buf = b
 	return maphash.Bytes(st.seed, b)
@@ -52,10 +82,7 @@ func (st *sharedTasks) hash(c []TaskIDs) uint64 {
 func (st *sharedTasks) hashE(c []TaskIDsWithEpochs) uint64 {
 	b := st.buf[:0]
 	for _, t := range c {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.SubtopologyID)))
-		b = append(b, t.SubtopologyID...)
-		b = appendInt32s(b, t.Partitions)
-		b = appendInt32s(b, t.AssignmentEpochs)
+		b = appendInt32s(appendTask(b, t.SubtopologyID, t.Partitions), t.AssignmentEpochs)
 	}
 	st.buf = b
 	return maphash.Bytes(st.seed, b)
@@ -65,40 +92,10 @@ func (st *sharedTasks) hashE(c []TaskIDsWithEpochs) uint64 {
 // copy under when there is none.
 func (st *sharedTasks) find(c []TaskIDs) ([]TaskIDs, uint64) {
 	h := st.hash(c)
-	return st.lookup(h, c), h
+	return st.plain.lookup(h, c), h
 }
 
 func (st *sharedTasks) findE(c []TaskIDsWithEpochs) ([]TaskIDsWithEpochs, uint64) {
 	h := st.hashE(c)
-	return st.lookupE(h, c), h
-}
-
-// lookup is find with c's hash known: a list of the same record stored after find missed
-// (the standby list equal to the active one just copied) is found this way.
-func (st *sharedTasks) lookup(h uint64, c []TaskIDs) []TaskIDs {
-	if l, ok := st.plain[h]; ok && sameTaskIDs(l, c) {
-		return l
-	}
-	return nil
-}
-
-func (st *sharedTasks) lookupE(h uint64, c []TaskIDsWithEpochs) []TaskIDsWithEpochs {
-	if l, ok := st.withE[h]; ok && sameTaskIDsWithEpochs(l, c) {
-		return l
-	}
-	return nil
-}
-
-func (st *sharedTasks) keep(h uint64, l []TaskIDs) {
-	if len(st.plain) >= maxSharedTaskLists {
-		clear(st.plain)
-	}
-	st.plain[h] = l
-}
-
-func (st *sharedTasks) keepE(h uint64, l []TaskIDsWithEpochs) {
-	if len(st.withE) >= maxSharedTaskLists {
-		clear(st.withE)
-	}
-	st.withE[h] = l
+	return st.withE.lookup(h, c), h
 }

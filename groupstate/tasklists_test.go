@@ -63,7 +63,7 @@ func TestSharedTaskListsStayBounded(t *testing.T) {
 		p := []int32{int32(i), int32(i + 1)}
 		require.NoError(t, s.ReplayStreamsGroupTargetAssignmentMember(fmt.Sprint("g", i), "m", StreamsTargetAssignmentValue{ActiveTasks: []TaskIDs{{SubtopologyID: "0", Partitions: p}}}))
 	}
-	require.LessOrEqual(t, len(s.sc.shared.plain), maxSharedTaskLists)
+	require.LessOrEqual(t, len(s.sc.shared.plain.byHash), maxSharedTaskLists)
 	for i := range n {
 		got := s.groups[fmt.Sprint("g", i)].(*streamsGroup).target["m"].ActiveTasks
 		require.Equal(t, []TaskIDs{{"0", []int32{int32(i), int32(i + 1)}}}, got)
