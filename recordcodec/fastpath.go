@@ -284,3 +284,117 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) decodeFast(b []byte) bool {
 	s.Version, s.UnknownTags, s.presentTags = 0, nil, 0
 	return true
 }
+
+// TaskListSpans is where the task lists of a streams assignment record (StreamsGroupTarget-
+// AssignmentMember, record 21; StreamsGroupCurrentMemberAssignment, record 22) lie in its
+// value's bytes: each list as encoded, its compact count and every entry, so that a caller can
+// recognize a list it met before by its bytes without decoding it (replay's cache of decoded
+// task lists). The scans accept exactly the values decodeFast decodes, and each span decodes
+// to the list decodeFast would produce.
+type TaskListSpans struct {
+	// Record 22's member epochs and state (zero for record 21).
+	MemberEpoch, PreviousMemberEpoch int32
+	State                            int8
+	// Lists in field order: record 21's active, standby and warm-up tasks (the rest nil);
+	// record 22's active, standby, warm-up, then the same pending revocation.
+	Lists [6][]byte
+	// WithEpochs[i] reports that every task of record 22's list i came with its assignment
+	// epoch: every entry has the AssignmentEpochs tag with as many epochs as partitions, or
+	// no partitions. Only then does the list's meaning not depend on the member epoch.
+	WithEpochs [6]bool
+}
+
+// ScanTargetAssignmentMember fills s from a record 21 value (version 0), reporting false
+// where StreamsGroupTargetAssignmentMemberValue's fast decoder would.
+func (s *TaskListSpans) ScanTargetAssignmentMember(b []byte) bool {
+	if len(b) < 2 || b[0] != 0 || b[1] != 0 {
+		return false
+	}
+	*s = TaskListSpans{}
+	f := fastReader{b: b, p: 2, ok: true}
+	for i := range 3 {
+		s.Lists[i], _ = f.skipTaskIdsArray(false)
+	}
+	f.noTags()
+	return f.ok && f.p == len(b)
+}
+
+// ScanCurrentMemberAssignment fills s from a record 22 value (version 0), reporting false
+// where StreamsGroupCurrentMemberAssignmentValue's fast decoder would.
+func (s *TaskListSpans) ScanCurrentMemberAssignment(b []byte) bool {
+	if len(b) < 2+9 || b[0] != 0 || b[1] != 0 {
+		return false
+	}
+	s.MemberEpoch = int32(binary.BigEndian.Uint32(b[2:]))
+	s.PreviousMemberEpoch = int32(binary.BigEndian.Uint32(b[6:]))
+	s.State = int8(b[10])
+	f := fastReader{b: b, p: 11, ok: true}
+	for i := range s.Lists {
+		s.Lists[i], s.WithEpochs[i] = f.skipTaskIdsArray(true)
+	}
+	f.noTags()
+	return f.ok && f.p == len(b)
+}
+
+// skipTaskIdsArray passes over a compact array of TaskIds (withEpochs false) or
+// TaskIdsWithEpochs in the shapes their readFast reads, returning its bytes and, for lists
+// with epochs, whether every entry has as many epochs as partitions (or no partitions).
+func (f *fastReader) skipTaskIdsArray(withEpochs bool) (span []byte, complete bool) {
+	start := f.p
+	n := f.count()
+	complete = true
+	for range n {
+		if !f.ok {
+			break
+		}
+		f.skip(f.count()) // subtopology id
+		parts := f.count()
+		f.skip(4 * parts)
+		if !withEpochs {
+			f.noTags()
+			continue
+		}
+		if !f.ok || f.p >= len(f.b) {
+			f.ok = false
+			break
+		}
+		switch f.b[f.p] {
+		case 0:
+			f.p++
+			complete = complete && parts == 0
+		case 1: // exactly tag 0, AssignmentEpochs, as TaskIdsWithEpochs.readFast reads it
+			if len(f.b)-f.p < 4 || f.b[f.p+1] != 0 || f.b[f.p+2] >= 0x80 {
+				f.ok = false
+				break
+			}
+			end := f.p + 3 + int(f.b[f.p+2])
+			f.p += 3
+			if f.p < len(f.b) && f.b[f.p] == 0 { // null
+				f.p++
+				complete = complete && parts == 0
+			} else {
+				epochs := f.count()
+				f.skip(4 * epochs)
+				complete = complete && (parts == 0 || epochs == parts)
+			}
+			if f.p != end {
+				f.ok = false
+			}
+		default:
+			f.ok = false
+		}
+	}
+	if !f.ok {
+		return nil, false
+	}
+	return f.b[start:f.p], complete
+}
+
+// skip passes over n bytes.
+func (f *fastReader) skip(n int) {
+	if !f.ok || len(f.b)-f.p < n {
+		f.ok = false
+		return
+	}
+	f.p += n
+}

@@ -126,8 +126,13 @@ func agree(t *testing.T, name string, typ RecordType, prev, b []byte) bool {
 		_ = d.decodeGeneral(general, prev)
 	}
 	if !fastDecode(fast, b) {
+		var sp TaskListSpans
+		if scan(&sp, typ, b) {
+			t.Fatalf("%s: the task list scan takes %x, which the fast decoder declines", name, b)
+		}
 		return false
 	}
+	spansAgree(t, name, typ, b, fast)
 	if err := d.decodeGeneral(general, b); err != nil {
 		t.Fatalf("%s: the fast path took %x, the general reader says %v", name, b, err)
 	}
@@ -140,11 +145,87 @@ func agree(t *testing.T, name string, typ RecordType, prev, b []byte) bool {
 	return true
 }
 
+func scan(sp *TaskListSpans, typ RecordType, b []byte) bool {
+	if typ == StreamsGroupTargetAssignmentMember {
+		return sp.ScanTargetAssignmentMember(b)
+	}
+	return sp.ScanCurrentMemberAssignment(b)
+}
+
+// spansAgree fails unless the task list scan of b (which the fast decoder decoded into v)
+// takes it, and finds each list where it is: every span decodes on its own (nothing left
+// over) to the list v holds, the spans lie in b in field order, and WithEpochs says what v's
+// lists say.
+func spansAgree(t *testing.T, name string, typ RecordType, b []byte, v Value) {
+	t.Helper()
+	var sp TaskListSpans
+	if !scan(&sp, typ, b) {
+		t.Fatalf("%s: the task list scan declines %x, which the fast decoder takes", name, b)
+	}
+	var got, want [6]any
+	var withEpochs [6]bool
+	end := 0
+	for i, span := range sp.Lists {
+		if span == nil {
+			continue
+		}
+		at := cap(b) - cap(span) // where span starts, if it is b's
+		if len(span) == 0 || at < end || at+len(span) > len(b) || &b[at] != &span[0] {
+			t.Fatalf("%s: list %d's span %x does not lie after the previous one in %x", name, i, span, b)
+		}
+		end = at + len(span)
+		f := fastReader{b: span, ok: true}
+		if typ == StreamsGroupTargetAssignmentMember {
+			got[i] = f.taskIdsArray(nil)
+		} else {
+			got[i] = f.taskIdsWithEpochsArray(nil)
+		}
+		if !f.ok || f.p != len(span) {
+			t.Fatalf("%s: list %d's span %x does not decode on its own", name, i, span)
+		}
+	}
+	switch v := v.(type) {
+	case *StreamsGroupTargetAssignmentMemberValue:
+		want = [6]any{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks}
+		if sp.MemberEpoch != 0 || sp.PreviousMemberEpoch != 0 || sp.State != 0 || sp.Lists[3] != nil {
+			t.Fatalf("%s: record 21's scan %+v has more than three lists", name, sp)
+		}
+	case *StreamsGroupCurrentMemberAssignmentValue:
+		want = [6]any{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks, v.ActiveTasksPendingRevocation,
+			v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation}
+		for i, l := range want {
+			withEpochs[i] = true
+			for _, x := range l.([]TaskIdsWithEpochs) {
+				if len(x.Partitions) > 0 && (x.AssignmentEpochs == nil || len(x.AssignmentEpochs) != len(x.Partitions)) {
+					withEpochs[i] = false
+				}
+			}
+		}
+		if sp.MemberEpoch != v.MemberEpoch || sp.PreviousMemberEpoch != v.PreviousMemberEpoch || sp.State != v.State {
+			t.Fatalf("%s: scanned epochs and state %d %d %d, decoded %d %d %d", name, sp.MemberEpoch, sp.PreviousMemberEpoch,
+				sp.State, v.MemberEpoch, v.PreviousMemberEpoch, v.State)
+		}
+		if sp.WithEpochs != withEpochs {
+			t.Fatalf("%s: WithEpochs %v, the decoded lists say %v", name, sp.WithEpochs, withEpochs)
+		}
+	}
+	for i := range got {
+		if want[i] == nil {
+			continue
+		}
+		// Compare as the decoder leaves them (reuse makes empty lists non-nil).
+		if fmt.Sprintf("%+v", got[i]) != fmt.Sprintf("%+v", want[i]) {
+			t.Fatalf("%s: list %d's span decodes to %+v, the value holds %+v", name, i, got[i], want[i])
+		}
+	}
+}
+
 // TestStreamsTasksFastPath: the fast decoders of records 21 and 22 (the replay hot path of
 // streams groups) take every value Kafka wrote (vectors and real recordings) and decode it
 // exactly as the general reader does, into a fresh value and into one that held each other
 // value of the type; unusual values (unknown tags, long lists, ...), truncated values and
-// values with a trailing byte are declined or decoded the same.
+// values with a trailing byte are declined or decoded the same. The task list scans
+// (TaskListSpans) take exactly what the fast decoders take, and find each list (spansAgree).
 func TestStreamsTasksFastPath(t *testing.T) {
 	values := streamsTaskValues(t)
 	if len(values) < 12 {
@@ -172,7 +253,7 @@ func TestStreamsTasksFastPath(t *testing.T) {
 }
 
 // FuzzStreamsTasksFastPath: the fast decoders of records 21 and 22 agree with the general
-// reader on every input they take.
+// reader on every input they take, and the task list scans with the fast decoders.
 func FuzzStreamsTasksFastPath(f *testing.F) {
 	for _, v := range streamsTaskValues(f) {
 		f.Add(byte(v.typ), v.value)
