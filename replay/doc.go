@@ -27,4 +27,16 @@
 //     rendering. An engine is single-threaded; ReplaySource runs one engine per partition.
 //   - Run(src, until) applies exactly the records with offsets below until; NextOffset then
 //     says where a later Run (or a snapshot restore) continues.
+//
+// # Fast paths
+//
+// Two kinds of records have a path of their own, and each gives the state, the counters, the
+// violations and the observer's events of the general path (decode, convert, dispatch):
+//
+//   - Offset commits (most of any real log) decode without the general reader and without
+//     allocating (applyOffsetCommitFast).
+//   - Streams assignment records (21, 22; most of a streams log) whose encoded task lists were
+//     all met before are applied from the lists the state stored for them (tasklists.go: the
+//     cache, and why a hit is right). TestTaskListCacheEqualsGeneralPath compares the two
+//     paths record by record on random histories under every Kafka version.
 package replay

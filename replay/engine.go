@@ -149,11 +149,14 @@ type Engine struct {
 	// reuses, one per record type (vals; ocv for offset commits), and convert into reused
 	// groupstate inputs (cv); the state copies what it keeps. A record that changes nothing
 	// allocates nothing.
-	ocv  recordcodec.OffsetCommitValue
-	rec  recordcodec.Record // the record being applied (decode)
-	vals [recordcodec.NumRecordTypes]recordcodec.Value
-	cv   converted
-	ev   Event
+	ocv recordcodec.OffsetCommitValue
+	// Streams assignment records whose encoded lists were all met before replay from the
+	// lists the state stored for them (tasklists.go).
+	lists taskListCache
+	rec   recordcodec.Record // the record being applied (decode)
+	vals  [recordcodec.NumRecordTypes]recordcodec.Value
+	cv    converted
+	ev    Event
 }
 
 // New returns an engine with an empty state for partition p.
@@ -422,6 +425,17 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil {
 		return e.applyOffsetCommitFast(b, r)
 	}
+	// Streams assignments repeat their task lists: replay from the stored lists when they
+	// were all met before.
+	var missed listMask
+	if len(r.Key) >= 2 && r.Key[0] == 0 && (r.Key[1] == byte(recordcodec.StreamsGroupTargetAssignmentMember) ||
+		r.Key[1] == byte(recordcodec.StreamsGroupCurrentMemberAssignment)) && r.Value != nil && !e.lists.off {
+		var done bool
+		var err error
+		if done, missed, err = e.tryStreamsAssignmentFast(b, r); done {
+			return err
+		}
+	}
 	rec := &e.rec
 	if err := e.decode(rec, r.Key, r.Value); err != nil {
 		var ue *recordcodec.UnknownTypeError
@@ -453,6 +467,9 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 	}
 	if err := e.dispatch(rec, r.Offset, b.ProducerID); err != nil {
 		return e.violation(b, r, t, rec.Value == nil, err)
+	}
+	if missed != (listMask{}) {
+		e.keepStreamsLists(t, rec.Key.Group, rec.Key.Member, missed)
 	}
 	if rec.Value == nil {
 		e.stats.Tombstones[t]++

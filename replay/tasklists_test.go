@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/recordcodec"
+)
+
+// TestTaskListCacheEqualsGeneralPath replays random histories of streams assignment records
+// (21 and 22) through two engines, one applying records from its cache of decoded task lists
+// (tasklists.go) and one taking the general path for every record, under every Kafka version,
+// and requires the same state (Dump) and the same violations after every record. The lists
+// come from a small pool so that they repeat, and the pool holds what makes a hit wrong if the
+// cache confuses kinds: repeated subtopologies (record 21 rejects them; record 22 resolves
+// them from 4.2, and a record 22 list without epochs has the bytes of a record 21 list),
+// repeated and unsorted partitions, tasks without epochs or with null epochs or epoch lists
+// of another length (on 4.2+ those take the member epoch, which is not part of the list), and
+// empty lists. Records of another group type for the same group id and tombstones interleave.
+// The source overwrites each batch after it was applied (applyScribbled), so a cache keeping
+// bytes of a record instead of its own copy fails here too.
+func TestTaskListCacheEqualsGeneralPath(t *testing.T) {
+	for _, v := range groupstate.KafkaVersions {
+		var hits int64
+		for seed := range 12 {
+			r := rand.New(rand.NewPCG(uint64(seed), uint64(v)))
+			pool := make([][]recordcodec.TaskIdsWithEpochs, 10)
+			for i := range pool {
+				pool[i] = randomTaskList(r)
+			}
+			var seen [2][]string
+			opts := func(i int) Options {
+				o := Options{Version: v, Mode: eventlog.Forensic}
+				if seed%2 == 1 {
+					o.Observer = ObserverFunc(func(ev *Event, _ groupstate.View) {
+						rb, err := json.Marshal(ev.Record)
+						if err != nil {
+							t.Fatal(err)
+						}
+						seen[i] = append(seen[i], fmt.Sprintf("%d %q %v %s", ev.Offset, ev.Skipped, ev.Violation, rb))
+					})
+				}
+				return o
+			}
+			fast, slow := New(0, opts(0)), New(0, opts(1))
+			slow.lists.off = true
+			for i := range 600 {
+				b := &eventlog.Batch{BaseOffset: int64(i), LastOffset: int64(i), Magic: 2, ProducerID: -1, ProducerEpoch: -1,
+					BaseSequence: -1, NumRecords: 1, Records: []eventlog.Record{randomStreamsRecord(t, r, pool)}}
+				b.Records[0].Offset = int64(i)
+				if err := applyScribbled(fast, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := applyScribbled(slow, b); err != nil {
+					t.Fatal(err)
+				}
+				fv, sv := fast.Violations(), slow.Violations()
+				if len(fv) != len(sv) || len(fv) > 0 && fv[len(fv)-1].Error() != sv[len(sv)-1].Error() {
+					t.Fatalf("Kafka %s seed %d record %d: violations differ:\ncache:   %v\ngeneral: %v", v, seed, i, fv, sv)
+				}
+				fd, _ := json.Marshal(fast.State().Dump())
+				sd, _ := json.Marshal(slow.State().Dump())
+				if string(fd) != string(sd) {
+					t.Fatalf("Kafka %s seed %d record %d: states differ:\ncache:   %s\ngeneral: %s", v, seed, i, fd, sd)
+				}
+			}
+			if !slices.Equal(seen[0], seen[1]) {
+				t.Fatalf("Kafka %s seed %d: observed events differ:\ncache:   %q\ngeneral: %q", v, seed, seen[0], seen[1])
+			}
+			if seed%2 == 1 && len(seen[0]) != 600 {
+				t.Fatalf("Kafka %s seed %d: the observer saw %d events, want 600", v, seed, len(seen[0]))
+			}
+			if fast.Stats() != slow.Stats() {
+				t.Fatalf("Kafka %s seed %d: stats differ:\ncache:   %+v\ngeneral: %+v", v, seed, fast.Stats(), slow.Stats())
+			}
+			hits += fast.lists.hits
+		}
+		t.Logf("Kafka %s: %d hits", v, hits)
+		// Kafka 4.0 does not know streams records: the cache must not be used there.
+		if min := int64(12 * 600 / 10); v != groupstate.Kafka40 && hits < min {
+			t.Errorf("Kafka %s: %d records applied from the cache, want at least %d: the test does not exercise it", v, hits, min)
+		} else if v == groupstate.Kafka40 && hits != 0 {
+			t.Errorf("Kafka 4.0: %d records applied from the cache, want none", hits)
+		}
+	}
+}
+
+// randomTaskList is a list of 0-3 tasks of subtopologies "0"-"2" (repeats possible) over
+// partitions 0-5 (repeats and any order possible), each with its epochs (absent, null, or a
+// list that matches the partitions or not).
+func randomTaskList(r *rand.Rand) []recordcodec.TaskIdsWithEpochs {
+	l := make([]recordcodec.TaskIdsWithEpochs, [...]int{0, 1, 1, 2, 2, 2, 3}[r.IntN(7)])
+	for i := range l {
+		x := &l[i]
+		x.SubtopologyId = string(rune('0' + r.IntN(3)))
+		x.Partitions = make([]int32, r.IntN(4))
+		for j := range x.Partitions {
+			x.Partitions[j] = int32(r.IntN(6))
+		}
+		switch n := len(x.Partitions); r.IntN(6) {
+		case 0:
+			x.AssignmentEpochs = []int32{} // absent
+		case 1:
+			x.AssignmentEpochs = nil // null
+		case 2:
+			x.AssignmentEpochs = make([]int32, (n+1)%4) // of another length
+		default:
+			x.AssignmentEpochs = make([]int32, n)
+			for j := range x.AssignmentEpochs {
+				x.AssignmentEpochs[j] = int32(r.IntN(3))
+			}
+		}
+	}
+	return l
+}
+
+// randomStreamsRecord is a record 21 or 22 of groups "s0" and "s1" and members "m0"-"m2" with
+// lists from pool, sometimes a tombstone of either, or a record of a consumer group "s1"
+// (which makes the streams records of s1 fail until a tombstone removes it).
+func randomStreamsRecord(t *testing.T, r *rand.Rand, pool [][]recordcodec.TaskIdsWithEpochs) eventlog.Record {
+	pick := func() []recordcodec.TaskIdsWithEpochs { return pool[r.IntN(len(pool))] }
+	plain := func() []recordcodec.TaskIds {
+		var l []recordcodec.TaskIds
+		for _, x := range pick() {
+			l = append(l, recordcodec.TaskIds{SubtopologyId: x.SubtopologyId, Partitions: x.Partitions})
+		}
+		return l
+	}
+	group, member := []string{"s0", "s1"}[r.IntN(2)], []string{"m0", "m1", "m2"}[r.IntN(3)]
+	var rec recordcodec.Record
+	switch n := r.IntN(20); {
+	case n == 0:
+		rec.Key = recordcodec.Key{Type: recordcodec.ConsumerGroupMetadata, Group: "s1"}
+		rec.Value = &recordcodec.ConsumerGroupMetadataValue{Epoch: 1}
+	case n == 1:
+		rec.Key = recordcodec.Key{Type: recordcodec.ConsumerGroupMetadata, Group: "s1"} // tombstone
+	case n == 2:
+		rec.Key = recordcodec.Key{Type: recordcodec.StreamsGroupTargetAssignmentMember, Group: group, Member: member}
+	case n == 3:
+		rec.Key = recordcodec.Key{Type: recordcodec.StreamsGroupCurrentMemberAssignment, Group: group, Member: member}
+	case n < 11:
+		rec.Key = recordcodec.Key{Type: recordcodec.StreamsGroupTargetAssignmentMember, Group: group, Member: member}
+		rec.Value = &recordcodec.StreamsGroupTargetAssignmentMemberValue{ActiveTasks: plain(), StandbyTasks: plain(), WarmupTasks: plain()}
+	default:
+		rec.Key = recordcodec.Key{Type: recordcodec.StreamsGroupCurrentMemberAssignment, Group: group, Member: member}
+		rec.Value = &recordcodec.StreamsGroupCurrentMemberAssignmentValue{MemberEpoch: int32(r.IntN(4)), PreviousMemberEpoch: int32(r.IntN(4)),
+			State: int8(r.IntN(4)), ActiveTasks: pick(), StandbyTasks: pick(), WarmupTasks: pick(),
+			ActiveTasksPendingRevocation: pick(), StandbyTasksPendingRevocation: pick(), WarmupTasksPendingRevocation: pick()}
+	}
+	k, v, err := recordcodec.Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventlog.Record{Key: k, Value: v}
+}
