@@ -38,5 +38,7 @@
 //   - Streams assignment records (21, 22; most of a streams log) whose encoded task lists were
 //     all met before are applied from the lists the state stored for them (tasklists.go: the
 //     cache, and why a hit is right). TestTaskListCacheEqualsGeneralPath compares the two
-//     paths record by record on random histories under every Kafka version.
+//     paths record by record on random histories under every Kafka version. An observer gets
+//     the decoded record there too, unless it is a KeysObserver (it reads keys only, as the
+//     group list's does): then the value is left undecoded, as a recordcodec.RawValue.
 package replay

@@ -45,6 +45,18 @@ type Observer interface {
 	Observe(ev *Event, st groupstate.View)
 }
 
+// KeysObserver is an Observer that reads, of each event's Record, only the key and whether it
+// is a tombstone. The engine may hand it a record without decoding the value, where it has a
+// path that does not need it (streams assignment records applied from the lists the state
+// stored, tasklists.go): the Value is then a *recordcodec.RawValue of the value's bytes (valid
+// only during the callback, as the rest of the event). query.Activity, the group list's
+// observer, is one.
+type KeysObserver interface {
+	Observer
+	// ObservesKeysOnly marks the observer; the engine never calls it.
+	ObservesKeysOnly()
+}
+
 // ObserverFunc adapts a function to Observer.
 type ObserverFunc func(ev *Event, st groupstate.View)
 
@@ -149,7 +161,9 @@ type Engine struct {
 	// reuses, one per record type (vals; ocv for offset commits), and convert into reused
 	// groupstate inputs (cv); the state copies what it keeps. A record that changes nothing
 	// allocates nothing.
-	ocv recordcodec.OffsetCommitValue
+	ocv      recordcodec.OffsetCommitValue
+	raw      recordcodec.RawValue // a value a KeysObserver is handed undecoded
+	keysOnly bool                 // the observer is a KeysObserver
 	// Streams assignment records whose encoded lists were all met before replay from the
 	// lists the state stored for them (tasklists.go).
 	lists taskListCache
@@ -176,6 +190,7 @@ func New(p int32, opts Options) *Engine {
 		e.layout = *opts.Layout
 	}
 	e.stats.LastOffset, e.stats.FirstOffset = -1, -1
+	_, e.keysOnly = opts.Observer.(KeysObserver)
 	return e
 }
 

@@ -73,13 +73,13 @@ func keepList[T any](c *taskListCache, m map[string]T, span []byte, t T) {
 // applyStreamsAssignmentFast applies a record 21 or 22 value whose lists are all in the
 // cache, and reports whether it did. Otherwise it returns the lists that missed, for
 // keepStreamsLists once the general path applied the record.
-func (e *Engine) applyStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Record, t recordcodec.RecordType, group, member string) (done bool, missed listMask, err error) {
+func (e *Engine) applyStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Record, k recordcodec.Key) (done bool, missed listMask, err error) {
 	c := &e.lists
 	if c.target == nil {
 		c.target, c.current = map[string]groupstate.StoredTasks{}, map[string]groupstate.StoredTasks{}
 		c.active = map[string]groupstate.StoredActiveTasks{}
 	}
-	sp := &c.spans
+	sp, t := &c.spans, k.Type
 	var target groupstate.StoredStreamsTarget
 	var current groupstate.StoredStreamsAssignment
 	hit := true
@@ -123,15 +123,18 @@ func (e *Engine) applyStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Recor
 		return false, missed, nil
 	}
 	// An observer sees the decoded record, as on the general path (which names the problem
-	// if it does not decode).
+	// if it does not decode); one that reads keys only gets the value's bytes.
 	rec := &e.rec
-	if e.opts.Observer != nil && e.decode(rec, r.Key, r.Value) != nil {
+	if e.keysOnly {
+		e.raw = recordcodec.RawValue{Type: t, Bytes: r.Value}
+		*rec = recordcodec.Record{Key: k, Value: &e.raw}
+	} else if e.opts.Observer != nil && e.decode(rec, r.Key, r.Value) != nil {
 		return false, listMask{}, nil
 	}
 	if t == recordcodec.StreamsGroupTargetAssignmentMember {
-		err = e.state.ReplayStreamsGroupTargetAssignmentMemberStored(group, member, target)
+		err = e.state.ReplayStreamsGroupTargetAssignmentMemberStored(k.Group, k.Member, target)
 	} else {
-		err = e.state.ReplayStreamsGroupCurrentMemberAssignmentStored(group, member, sp.MemberEpoch, sp.PreviousMemberEpoch, sp.State, current)
+		err = e.state.ReplayStreamsGroupCurrentMemberAssignmentStored(k.Group, k.Member, sp.MemberEpoch, sp.PreviousMemberEpoch, sp.State, current)
 	}
 	if err != nil {
 		return true, missed, e.violation(b, r, t, false, err)
@@ -187,5 +190,5 @@ func (e *Engine) tryStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Record)
 	if err != nil || !e.opts.Version.KnowsRecordType(int16(k.Type)) || !e.opts.Version.ReplaysRecordType(int16(k.Type)) {
 		return false, listMask{}, nil
 	}
-	return e.applyStreamsAssignmentFast(b, r, k.Type, k.Group, k.Member)
+	return e.applyStreamsAssignmentFast(b, r, k)
 }

@@ -86,3 +86,39 @@ func TestActivitySeesASimpleGroupReplaced(t *testing.T) {
 		require.Equal(t, Deletion{Offset: 3, Timestamp: 1003, Record: "ConsumerGroupMetadata tombstone", Type: groupstate.GroupTypeConsumer}, d)
 	}
 }
+
+// Activity is a replay.KeysObserver: an engine may hand it streams records undecoded. On every
+// recording and public dump, an Activity watching the replay as itself ends with the same
+// entries as one behind an ObserverFunc, which the engine always hands decoded records.
+func TestActivityKeysOnlyAgreesWithWholeRecords(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(testcorpus.Recordings(), "*", "__consumer_offsets-0"))
+	require.NotEmpty(t, dirs)
+	requireKeysOnlyAgrees(t, dirs)
+}
+
+func TestActivityKeysOnlyAgreesOnPublicDumps(t *testing.T) {
+	requireKeysOnlyAgrees(t, testcorpus.PartitionDirs(t, testcorpus.Found(t)))
+}
+
+func requireKeysOnlyAgrees(t *testing.T, dirs []string) {
+	t.Helper()
+	for _, dir := range dirs {
+		in, err := input.Open(dir, eventlog.Forensic)
+		require.NoError(t, err, dir)
+		parts, err := in.Partitions()
+		require.NoError(t, err)
+		for _, p := range parts {
+			keys, whole := NewActivity(), NewActivity()
+			for _, o := range []replay.Observer{keys, replay.ObserverFunc(whole.Observe)} {
+				_, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: p, Until: math.MaxInt64, Observer: o}}, replay.Options{Mode: eventlog.Forensic}, 1)
+				require.NoError(t, err, dir)
+			}
+			require.Equal(t, len(whole.groups), len(keys.groups), dir)
+			for id, w := range whole.groups {
+				require.Contains(t, keys.groups, id, dir)
+				require.Equal(t, *w, *keys.groups[id], "%s partition %d group %s", dir, p, id)
+			}
+		}
+		in.Close()
+	}
+}

@@ -44,6 +44,10 @@ type Deletion struct {
 	Type      groupstate.GroupType `json:"type"`
 }
 
+// ObservesKeysOnly makes Activity a replay.KeysObserver: it reads a record's key and whether it
+// is a tombstone, never its value, so the engine need not decode values for it.
+func (a *Activity) ObservesKeysOnly() {}
+
 // NewActivity returns an empty Activity.
 func NewActivity() *Activity {
 	return &Activity{groups: map[string]*activityEntry{}, txn: map[int64]map[string]bool{}}
