@@ -16,6 +16,10 @@
 // record that repeats what the state holds (a member's unchanged metadata or tasks, an
 // unchanged target assignment or group) changes nothing and allocates nothing
 // (scratch.go: canonical forms are built in reused scratch memory and compared first).
+// Records 21 and 22 have a second pair of mutators, Replay*Stored, that take lists the state
+// stored before (StoredTasks, made only by a View) in place of decoded ones: streams
+// coordinators repeat their task lists, and replay caches the stored list of each encoded
+// list it met (storedtasks.go).
 // The rules:
 //
 //   - A value creates its group (and member) on demand, whatever the record order; a

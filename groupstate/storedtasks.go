@@ -1,6 +1,6 @@
 package groupstate
 
-import "fmt"
+import "errors"
 
 // StoredTasks is a plain task list (a target's active, standby or warm-up tasks, a current
 // assignment's standby or warm-up tasks) exactly as a State stores it: in its canonical form
@@ -100,7 +100,7 @@ func storedBy(v KafkaVersion, vs ...KafkaVersion) bool {
 	return true
 }
 
-var errForeignStoredTasks = fmt.Errorf("groupstate: stored task lists of a state of another Kafka version")
+var errForeignStoredTasks = errors.New("groupstate: stored task lists of a state of another Kafka version")
 
 // ReplayStreamsGroupTargetAssignmentMemberStored is ReplayStreamsGroupTargetAssignmentMember
 // for a record whose three lists are, in canonical form, lists the state stored before: it
