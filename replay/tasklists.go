@@ -24,12 +24,16 @@ import (
 // the lists the state then holds, so a list that fails a rule is never cached: its record
 // fails again on the general path, with the general path's error.
 //
-// It is a cache, bounded as groupstate's shared lists are: a table holding maxCachedTaskLists
-// entries is emptied before it takes another.
+// It is a cache, and bounded whatever the log holds: a table holding maxCachedTaskLists
+// entries is emptied before it takes another, a list longer than maxCachedListBytes encoded is
+// never cached, and all tables are emptied once their keys would pass maxCachedKeyBytes. The
+// bytes bound the stored lists the cache keeps alive after the state let them go (a list's
+// stored form is a few times its encoding) as well as the keys.
 type taskListCache struct {
 	target, current map[string]groupstate.StoredTasks
 	active          map[string]groupstate.StoredActiveTasks
 	keys            []byte                    // the current chunk the keys are copied into (keys alias it)
+	keyBytes        int                       // of the keys the tables hold
 	spans           recordcodec.TaskListSpans // of the record being applied
 	hits            int64                     // records applied from the cache (for tests)
 	off             bool                      // the general path for every record (for tests)
@@ -38,7 +42,12 @@ type taskListCache struct {
 // listMask says which of a record's lists (TaskListSpans.Lists) missed the cache.
 type listMask [6]bool
 
-const maxCachedTaskLists = 1 << 12
+const (
+	maxCachedTaskLists = 1 << 12
+	maxCachedListBytes = 16 << 10
+	maxCachedKeyBytes  = 4 << 20
+	keyChunkBytes      = 64 << 10
+)
 
 // emptyTaskList is the encoding of a list with no entries (compact count 0): the stored list
 // is nil, with no need to look it up.
@@ -53,20 +62,27 @@ func lookupList[T any](m map[string]T, span []byte) (T, bool) {
 	return t, ok
 }
 
-// keep adds span's stored list to m.
+// keepList adds span's stored list to m (one of c's tables).
 func keepList[T any](c *taskListCache, m map[string]T, span []byte, t T) {
-	if len(span) == 1 && span[0] == emptyTaskList {
+	if len(span) == 1 && span[0] == emptyTaskList || len(span) > maxCachedListBytes {
 		return
 	}
+	if c.keyBytes+len(span) > maxCachedKeyBytes {
+		clear(c.target)
+		clear(c.current)
+		clear(c.active)
+		c.keyBytes, c.keys = 0, nil
+	}
 	if len(m) >= maxCachedTaskLists {
-		clear(m)
+		clear(m) // its keys' bytes stay counted until the next emptying of all
 	}
 	if cap(c.keys)-len(c.keys) < len(span) {
 		// A new chunk: the keys in the old one stay valid for as long as a table holds them.
-		c.keys = make([]byte, 0, max(64<<10, len(span)))
+		c.keys = make([]byte, 0, keyChunkBytes)
 	}
 	start := len(c.keys)
 	c.keys = append(c.keys, span...)
+	c.keyBytes += len(span)
 	m[unsafe.String(&c.keys[start], len(span))] = t
 }
 

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -178,3 +179,51 @@ type keysObserver func(ev *Event, st groupstate.View)
 
 func (f keysObserver) Observe(ev *Event, st groupstate.View) { f(ev, st) }
 func (keysObserver) ObservesKeysOnly()                       {}
+
+// The cache stays bounded whatever the log holds: entries per table, bytes of keys over all
+// tables, no list over maxCachedListBytes; the list just kept is found.
+func TestTaskListCacheBounded(t *testing.T) {
+	var c taskListCache
+	c.target, c.current = map[string]groupstate.StoredTasks{}, map[string]groupstate.StoredTasks{}
+	c.active = map[string]groupstate.StoredActiveTasks{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 60_000 {
+		span := make([]byte, 5+r.IntN([]int{64, 1024, 20 << 10}[r.IntN(3)]))
+		span[0] = 2
+		binary.BigEndian.PutUint32(span[1:], uint32(i)) // distinct spans
+		var m map[string]groupstate.StoredTasks
+		if i%3 == 0 {
+			keepList(&c, c.active, span, groupstate.StoredActiveTasks{})
+			_, ok := lookupList(c.active, span)
+			if ok != (len(span) <= maxCachedListBytes) {
+				t.Fatalf("span %d of %d bytes: found %v after keeping it", i, len(span), ok)
+			}
+		} else {
+			if m = c.target; i%3 == 2 {
+				m = c.current
+			}
+			keepList(&c, m, span, groupstate.StoredTasks{})
+			if _, ok := lookupList(m, span); ok != (len(span) <= maxCachedListBytes) {
+				t.Fatalf("span %d of %d bytes: found %v after keeping it", i, len(span), ok)
+			}
+		}
+		held := 0
+		for _, n := range []int{len(c.target), len(c.current), len(c.active)} {
+			if n > maxCachedTaskLists {
+				t.Fatalf("a table holds %d lists", n)
+			}
+		}
+		for k := range c.target {
+			held += len(k)
+		}
+		for k := range c.current {
+			held += len(k)
+		}
+		for k := range c.active {
+			held += len(k)
+		}
+		if held > c.keyBytes || c.keyBytes > maxCachedKeyBytes {
+			t.Fatalf("after %d lists: keys of %d bytes held, %d counted, bound %d", i, held, c.keyBytes, maxCachedKeyBytes)
+		}
+	}
+}
