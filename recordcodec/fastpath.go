@@ -264,13 +264,11 @@ func (s *StreamsGroupTargetAssignmentMemberValue) decodeFast(b []byte) bool {
 // decodeFast decodes the usual shape of a StreamsGroupCurrentMemberAssignmentValue, as
 // StreamsGroupTargetAssignmentMemberValue.decodeFast does.
 func (s *StreamsGroupCurrentMemberAssignmentValue) decodeFast(b []byte) bool {
-	if len(b) < 2+9 || b[0] != 0 || b[1] != 0 {
+	var ok bool
+	if s.MemberEpoch, s.PreviousMemberEpoch, s.State, ok = currentAssignmentHead(b); !ok {
 		return false
 	}
-	s.MemberEpoch = int32(binary.BigEndian.Uint32(b[2:]))
-	s.PreviousMemberEpoch = int32(binary.BigEndian.Uint32(b[6:]))
-	s.State = int8(b[10])
-	f := fastReader{b: b, p: 11, ok: true}
+	f := fastReader{b: b, p: currentAssignmentHeadLen, ok: true}
 	s.ActiveTasks = f.taskIdsWithEpochsArray(s.ActiveTasks)
 	s.StandbyTasks = f.taskIdsWithEpochsArray(s.StandbyTasks)
 	s.WarmupTasks = f.taskIdsWithEpochsArray(s.WarmupTasks)
@@ -283,6 +281,17 @@ func (s *StreamsGroupCurrentMemberAssignmentValue) decodeFast(b []byte) bool {
 	}
 	s.Version, s.UnknownTags, s.presentTags = 0, nil, 0
 	return true
+}
+
+// currentAssignmentHeadLen is the length of a record 22 value's version 0 and fixed fields.
+const currentAssignmentHeadLen = 2 + 4 + 4 + 1
+
+// currentAssignmentHead reads the version (0 only) and the fixed fields of a record 22 value.
+func currentAssignmentHead(b []byte) (memberEpoch, previousMemberEpoch int32, state int8, ok bool) {
+	if len(b) < currentAssignmentHeadLen || b[0] != 0 || b[1] != 0 {
+		return 0, 0, 0, false
+	}
+	return int32(binary.BigEndian.Uint32(b[2:])), int32(binary.BigEndian.Uint32(b[6:])), int8(b[10]), true
 }
 
 // TaskListSpans is where the task lists of a streams assignment record (StreamsGroupTarget-
@@ -322,13 +331,11 @@ func (s *TaskListSpans) ScanTargetAssignmentMember(b []byte) bool {
 // ScanCurrentMemberAssignment fills s from a record 22 value (version 0), reporting false
 // where StreamsGroupCurrentMemberAssignmentValue's fast decoder would.
 func (s *TaskListSpans) ScanCurrentMemberAssignment(b []byte) bool {
-	if len(b) < 2+9 || b[0] != 0 || b[1] != 0 {
+	var ok bool
+	if s.MemberEpoch, s.PreviousMemberEpoch, s.State, ok = currentAssignmentHead(b); !ok {
 		return false
 	}
-	s.MemberEpoch = int32(binary.BigEndian.Uint32(b[2:]))
-	s.PreviousMemberEpoch = int32(binary.BigEndian.Uint32(b[6:]))
-	s.State = int8(b[10])
-	f := fastReader{b: b, p: 11, ok: true}
+	f := fastReader{b: b, p: currentAssignmentHeadLen, ok: true}
 	for i := range s.Lists {
 		s.Lists[i], s.WithEpochs[i] = f.skipTaskIdsArray(true)
 	}

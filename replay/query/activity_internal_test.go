@@ -33,31 +33,45 @@ func TestActivityShortcutsAgreeOnPublicDumps(t *testing.T) {
 func requireShortcutsAgree(t *testing.T, dirs []string) {
 	t.Helper()
 	events := 0
+	eachPartition(t, dirs, func(dir string, in *input.Input, p int32) {
+		fast, slow := NewActivity(), NewActivity()
+		slow.askAlways = true
+		both := replay.ObserverFunc(func(ev *replay.Event, st groupstate.View) {
+			fast.Observe(ev, st)
+			slow.Observe(ev, st)
+			events++
+			if g := ev.Record.Key.Group; g != "" {
+				f, s := fast.groups[g], slow.groups[g]
+				require.Equal(t, *s, *f, "%s partition %d offset %d group %s", dir, p, ev.Offset, g)
+			}
+		})
+		replayPartition(t, dir, in, p, both)
+		require.Equal(t, slow.DeletedIDs(), fast.DeletedIDs(), dir)
+		require.Equal(t, slow.KnownIDs(), fast.KnownIDs(), dir)
+	})
+	require.Positive(t, events)
+}
+
+// eachPartition calls f for every partition of every input in dirs (opened in forensic mode).
+func eachPartition(t *testing.T, dirs []string, f func(dir string, in *input.Input, p int32)) {
+	t.Helper()
 	for _, dir := range dirs {
 		in, err := input.Open(dir, eventlog.Forensic)
 		require.NoError(t, err, dir)
 		parts, err := in.Partitions()
 		require.NoError(t, err)
 		for _, p := range parts {
-			fast, slow := NewActivity(), NewActivity()
-			slow.askAlways = true
-			both := replay.ObserverFunc(func(ev *replay.Event, st groupstate.View) {
-				fast.Observe(ev, st)
-				slow.Observe(ev, st)
-				events++
-				if g := ev.Record.Key.Group; g != "" {
-					f, s := fast.groups[g], slow.groups[g]
-					require.Equal(t, *s, *f, "%s partition %d offset %d group %s", dir, p, ev.Offset, g)
-				}
-			})
-			_, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: p, Until: math.MaxInt64, Observer: both}}, replay.Options{Mode: eventlog.Forensic}, 1)
-			require.NoError(t, err, dir)
-			require.Equal(t, slow.DeletedIDs(), fast.DeletedIDs(), dir)
-			require.Equal(t, slow.KnownIDs(), fast.KnownIDs(), dir)
+			f(dir, in, p)
 		}
 		in.Close()
 	}
-	require.Positive(t, events)
+}
+
+// replayPartition replays partition p of in to its end under o.
+func replayPartition(t *testing.T, dir string, in *input.Input, p int32, o replay.Observer) {
+	t.Helper()
+	_, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: p, Until: math.MaxInt64, Observer: o}}, replay.Options{Mode: eventlog.Forensic}, 1)
+	require.NoError(t, err, dir)
 }
 
 // A simple classic group (offsets only) that a consumer group's metadata record replaces
@@ -102,23 +116,14 @@ func TestActivityKeysOnlyAgreesOnPublicDumps(t *testing.T) {
 
 func requireKeysOnlyAgrees(t *testing.T, dirs []string) {
 	t.Helper()
-	for _, dir := range dirs {
-		in, err := input.Open(dir, eventlog.Forensic)
-		require.NoError(t, err, dir)
-		parts, err := in.Partitions()
-		require.NoError(t, err)
-		for _, p := range parts {
-			keys, whole := NewActivity(), NewActivity()
-			for _, o := range []replay.Observer{keys, replay.ObserverFunc(whole.Observe)} {
-				_, err := replay.ReplayCuts(context.Background(), in, []replay.Cut{{Partition: p, Until: math.MaxInt64, Observer: o}}, replay.Options{Mode: eventlog.Forensic}, 1)
-				require.NoError(t, err, dir)
-			}
-			require.Equal(t, len(whole.groups), len(keys.groups), dir)
-			for id, w := range whole.groups {
-				require.Contains(t, keys.groups, id, dir)
-				require.Equal(t, *w, *keys.groups[id], "%s partition %d group %s", dir, p, id)
-			}
+	eachPartition(t, dirs, func(dir string, in *input.Input, p int32) {
+		keys, whole := NewActivity(), NewActivity()
+		replayPartition(t, dir, in, p, keys)
+		replayPartition(t, dir, in, p, replay.ObserverFunc(whole.Observe))
+		require.Equal(t, len(whole.groups), len(keys.groups), dir)
+		for id, w := range whole.groups {
+			require.Contains(t, keys.groups, id, dir)
+			require.Equal(t, *w, *keys.groups[id], "%s partition %d group %s", dir, p, id)
 		}
-		in.Close()
-	}
+	})
 }
