@@ -7,7 +7,8 @@ import "errors"
 // (subtopologies strictly increasing, each with a sorted set of partitions; nil when empty)
 // and never written again once stored (scratch.go). Only a State makes one, so a StoredTasks
 // value is always canonical and immutable; its holder may hand it back to a state of the same
-// Kafka version in place of the record the list came from.
+// Kafka version in place of the record the list came from. It does not hand out the list:
+// the state's lists are shared, and read through the View's copies.
 //
 // That is what replay's cache of decoded task lists does (replay/tasklists.go): streams
 // coordinators write the same task lists again and again, so a record whose encoded lists
@@ -24,12 +25,6 @@ type StoredActiveTasks struct {
 	l []TaskIDsWithEpochs
 	v KafkaVersion
 }
-
-// Tasks returns the list (read only).
-func (t StoredTasks) Tasks() []TaskIDs { return t.l }
-
-// Tasks returns the list (read only).
-func (t StoredActiveTasks) Tasks() []TaskIDsWithEpochs { return t.l }
 
 // StoredStreamsAssignment is the six lists of a streams member's current assignment (record
 // 22) as a State stores them.
