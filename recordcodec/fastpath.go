@@ -180,32 +180,52 @@ func (s *TaskIdsWithEpochs) readFast(f *fastReader) {
 		s.AssignmentEpochs = []int32{}
 	}
 	s.UnknownTags, s.presentTags = nil, 0
+	present, n, end := f.epochsTag()
+	if !f.ok || !present {
+		return
+	}
+	if n < 0 {
+		s.AssignmentEpochs = nil
+	} else {
+		s.AssignmentEpochs = f.int32s(s.AssignmentEpochs, n)
+	}
+	s.presentTags = 1 << 0
+	f.tagEnd(end)
+}
+
+// epochsTag reads the tagged fields of a TaskIdsWithEpochs entry in the shapes the fast path
+// takes: none (present false), or exactly tag 0, AssignmentEpochs, in a payload whose size
+// fits one byte, holding null (n < 0) or the count n of the epochs that follow. The caller
+// reads or skips those, then calls tagEnd(end).
+func (f *fastReader) epochsTag() (present bool, n, end int) {
 	if !f.ok || f.p >= len(f.b) {
 		f.ok = false
-		return
+		return false, 0, 0
 	}
 	switch f.b[f.p] {
 	case 0:
 		f.p++
-	case 1: // exactly tag 0, AssignmentEpochs, in a payload whose size fits one byte
+		return false, 0, 0
+	case 1:
 		if len(f.b)-f.p < 4 || f.b[f.p+1] != 0 || f.b[f.p+2] >= 0x80 {
 			f.ok = false
-			return
+			return false, 0, 0
 		}
-		size := int(f.b[f.p+2])
+		end = f.p + 3 + int(f.b[f.p+2])
 		f.p += 3
-		end := f.p + size
-		if f.p < len(f.b) && f.b[f.p] == 0 { // null
-			s.AssignmentEpochs = nil
+		if f.b[f.p] == 0 { // null
 			f.p++
-		} else {
-			s.AssignmentEpochs = f.int32s(s.AssignmentEpochs, f.count())
+			return true, -1, end
 		}
-		s.presentTags = 1 << 0
-		if f.p != end {
-			f.ok = false
-		}
-	default:
+		return true, f.count(), end
+	}
+	f.ok = false
+	return false, 0, 0
+}
+
+// tagEnd checks that a tag's payload ended at end.
+func (f *fastReader) tagEnd(end int) {
+	if f.p != end {
 		f.ok = false
 	}
 }
@@ -361,34 +381,15 @@ func (f *fastReader) skipTaskIdsArray(withEpochs bool) (span []byte, complete bo
 			f.noTags()
 			continue
 		}
-		if !f.ok || f.p >= len(f.b) {
-			f.ok = false
-			break
+		present, epochs, end := f.epochsTag()
+		if present && epochs >= 0 {
+			f.skip(4 * epochs)
+			complete = complete && (parts == 0 || epochs == parts)
+		} else {
+			complete = complete && parts == 0 // absent or null: the tasks take the member epoch
 		}
-		switch f.b[f.p] {
-		case 0:
-			f.p++
-			complete = complete && parts == 0
-		case 1: // exactly tag 0, AssignmentEpochs, as TaskIdsWithEpochs.readFast reads it
-			if len(f.b)-f.p < 4 || f.b[f.p+1] != 0 || f.b[f.p+2] >= 0x80 {
-				f.ok = false
-				break
-			}
-			end := f.p + 3 + int(f.b[f.p+2])
-			f.p += 3
-			if f.p < len(f.b) && f.b[f.p] == 0 { // null
-				f.p++
-				complete = complete && parts == 0
-			} else {
-				epochs := f.count()
-				f.skip(4 * epochs)
-				complete = complete && (parts == 0 || epochs == parts)
-			}
-			if f.p != end {
-				f.ok = false
-			}
-		default:
-			f.ok = false
+		if present {
+			f.tagEnd(end)
 		}
 	}
 	if !f.ok {
