@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
+
+	"github.com/coordlog/coordlog/internal/wallclock"
 )
 
 // defaultMemoryLimit is the Go runtime's soft memory limit for a compaction job unless
@@ -17,6 +20,13 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+	// COORDLOG_NOW fixes the wall clock (internal/wallclock): the default of --now.
+	c, err := wallclock.Clock()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "compact: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	clock = c
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

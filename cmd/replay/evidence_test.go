@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/coordlog/coordlog/internal/wallclock"
+
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 )
 
@@ -44,11 +46,20 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(99)
 		}
+		// As main does.
+		if err := configureClock(); err != nil {
+			fmt.Fprintf(os.Stderr, "replay: %v\n", err)
+			os.Exit(exitUsage)
+		}
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}
 	if dir := os.Getenv(holdEnv); dir != "" {
 		os.Exit(holdWriter(dir))
 	}
+	// The tests fix the width themselves (t.Setenv("COLUMNS", ...)) where they need one; what
+	// the shell running them exports must not change an expected output.
+	os.Unsetenv("COLUMNS")
+	os.Unsetenv(wallclock.Env)
 	os.Exit(m.Run())
 }
 

@@ -31,7 +31,8 @@ func (f *pointFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.atTime, "at-time", "", atTimeUsage)
 }
 
-// now is the wall clock relative times count back from (the commands' only clock).
+// now is the commands' one wall clock (internal/wallclock: main sets it from COORDLOG_NOW):
+// relative times count back from it and snapshots are stamped with it; tests replace it.
 var now = time.Now
 
 // point parses the flags; both at once is a usage error.

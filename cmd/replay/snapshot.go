@@ -117,9 +117,9 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 	if err != nil {
 		return err
 	}
-	now := func() int64 { return time.Now().UnixMilli() }
+	stamp := func() int64 { return now().UnixMilli() }
 	if f.noTimestamp {
-		now = func() int64 { return 0 }
+		stamp = func() int64 { return 0 }
 	}
 	for _, pos := range positions {
 		p, until := pos.Partition, pos.Until
@@ -137,7 +137,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		}
 		e := rec.Engine
 		written, err := recovery.RunWithSnapshots(cmd.Context(), e, l, until, recovery.SnapshotPolicy{
-			Store: store, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, Now: now,
+			Store: store, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, Now: stamp,
 			OnSnapshot: func(in snapshot.Info) {
 				fmt.Fprintf(stdout, "partition %d: periodic snapshot %s at offset %d (%s)\n", p, in.Name, in.NextOffset, mb(in.Size))
 			},
@@ -149,7 +149,7 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 			continue // the last periodic snapshot is already at the end
 		}
 		wstart := time.Now()
-		in, err := recovery.TakeSnapshot(store, l, e, now())
+		in, err := recovery.TakeSnapshot(store, l, e, stamp())
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/coordlog/coordlog/internal/wallclock"
 )
 
 // TestSnapshotCommands drives snapshot create, list and verify and restart over a recorded
@@ -136,4 +138,31 @@ func snapCLI(t *testing.T, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// TestClockFromEnv: COORDLOG_NOW is the clock snapshots are stamped with and relative times
+// count back from, in the process the user runs; a value that does not parse is a usage error
+// that names the variable.
+func TestClockFromEnv(t *testing.T) {
+	input := recording(t, "consumer")
+	db := filepath.Join(t.TempDir(), "db")
+	r := cli(t, "import", input, "--db", db, "--progress", "none")
+	require.Zero(t, r.code, r.String())
+
+	t.Setenv(wallclock.Env, "2026-11-29T19:05:54.192Z") // a record's own time in this recording
+	r = cli(t, "snapshot", "create", "--db", db)
+	require.Zero(t, r.code, r.String())
+	r = cli(t, "snapshot", "list", "--db", db, "--wide")
+	require.Zero(t, r.code, r.String())
+	require.Contains(t, r.out, " 2026-11-29T19:05:54Z ", r.String()) // listed to the second
+
+	// -1ms from that instant: the state before the recording's record at 19:05:54.192.
+	r = cli(t, "describe", input, "--at-time", "-1ms")
+	require.Zero(t, r.code, r.String())
+	require.Contains(t, r.err, "2026-11-29T19:05:54.191Z", r.String())
+
+	t.Setenv(wallclock.Env, "yesterday")
+	r = cli(t, "groups", input)
+	require.Equal(t, exitUsage, r.code, r.String())
+	require.Contains(t, r.err, `replay: COORDLOG_NOW="yesterday": not an RFC 3339 time`, r.String())
 }

@@ -61,7 +61,8 @@ var rules = map[string]rule{
 	"cluster": {internal: []string{"groupstate"}, external: append([]string{
 		"github.com/twmb/franz-go/pkg/kgo", "github.com/twmb/franz-go/pkg/kadm", "github.com/twmb/franz-go/pkg/kerr",
 	}, kafkaWire...)},
-	// Commands may use every library (and internal/buildinfo for --version); no package
+	// Commands may use every library (and internal/buildinfo for --version, internal/wallclock
+	// for the wall clock); no package
 	// imports a command, nor one command another.
 	"cmd":      {internal: []string{"recordcodec", "groupstate", "eventlog", "snapshot", "replay", "coordinator", "cluster", "internal"}, external: []string{""}, isolated: true},
 	"fixtures": {},
