@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
-	saslplain "github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/eventlog/input"
@@ -81,78 +76,47 @@ func (f *liveFlags) args(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// clientOpts turns the flags into franz-go client options.
-func (f *liveFlags) clientOpts() ([]kgo.Opt, error) {
-	var seeds []string
-	for _, s := range strings.Split(f.bootstrap, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			seeds = append(seeds, s)
-		}
-	}
-	if len(seeds) == 0 {
-		return nil, usageError{errors.New("--bootstrap-server is empty")}
-	}
-	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("coordlog-replay"), kgo.DialTimeout(10 * time.Second)}
+// config turns the flags into the cluster's connection settings.
+func (f *liveFlags) config() cluster.Config {
+	cfg := cluster.Config{Bootstrap: cluster.ParseBootstrap(f.bootstrap)}
 	if f.tls || f.tlsCA != "" || f.tlsCert != "" || f.tlsInsecure {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.tlsInsecure} //nolint:gosec // explicit flag
-		if f.tlsCA != "" {
-			pem, err := os.ReadFile(f.tlsCA)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("--tls-ca: %w", err)}
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, usageError{fmt.Errorf("--tls-ca %s holds no PEM certificate", f.tlsCA)}
-			}
-			cfg.RootCAs = pool
-		}
-		if (f.tlsCert == "") != (f.tlsKey == "") {
-			return nil, usageError{errors.New("--tls-cert and --tls-key go together")}
-		}
-		if f.tlsCert != "" {
-			cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("--tls-cert/--tls-key: %w", err)}
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-		}
-		opts = append(opts, kgo.DialTLSConfig(cfg))
+		cfg.TLS = &cluster.TLSConfig{CAFile: f.tlsCA, CertFile: f.tlsCert, KeyFile: f.tlsKey, InsecureSkipVerify: f.tlsInsecure}
 	}
-	if f.saslMech != "" {
+	if f.saslMech != "" || f.saslUser != "" {
 		pass := f.saslPassword
 		if pass == "" {
 			pass = os.Getenv("COORDLOG_SASL_PASSWORD")
 		}
-		if f.saslUser == "" {
-			return nil, usageError{errors.New("--sasl-mechanism needs --sasl-user")}
-		}
-		switch strings.ToLower(f.saslMech) {
-		case "plain":
-			opts = append(opts, kgo.SASL(saslplain.Auth{User: f.saslUser, Pass: pass}.AsMechanism()))
-		case "scram-sha-256":
-			opts = append(opts, kgo.SASL(scram.Auth{User: f.saslUser, Pass: pass}.AsSha256Mechanism()))
-		case "scram-sha-512":
-			opts = append(opts, kgo.SASL(scram.Auth{User: f.saslUser, Pass: pass}.AsSha512Mechanism()))
-		default:
-			return nil, usageError{fmt.Errorf("--sasl-mechanism %q: want plain, scram-sha-256 or scram-sha-512", f.saslMech)}
-		}
-	} else if f.saslUser != "" {
-		return nil, usageError{errors.New("--sasl-user needs --sasl-mechanism")}
+		cfg.SASL = &cluster.SASLConfig{Mechanism: f.saslMech, User: f.saslUser, Password: pass}
 	}
-	return opts, nil
+	return cfg
+}
+
+// liveFlagNames are the flags that give each setting of cluster.Config.
+var liveFlagNames = map[cluster.Setting]string{
+	cluster.SettingBootstrap: "--bootstrap-server", cluster.SettingTLSCA: "--tls-ca", cluster.SettingTLSCert: "--tls-cert",
+	cluster.SettingTLSKey: "--tls-key", cluster.SettingSASLMechanism: "--sasl-mechanism", cluster.SettingSASLUser: "--sasl-user",
+}
+
+// configUsage turns a cluster.ConfigError into a usage error naming the flags.
+func configUsage(err error) error {
+	var ce *cluster.ConfigError
+	if errors.As(err, &ce) {
+		return usageError{errors.New(ce.Render(func(s cluster.Setting) string { return liveFlagNames[s] }))}
+	}
+	return err
+}
+
+// clientOpts turns the flags into franz-go client options.
+func (f *liveFlags) clientOpts() ([]kgo.Opt, error) {
+	opts, err := f.config().ClientOptions()
+	return opts, configUsage(err)
 }
 
 // cluster connects coordlog's admin client (package cluster) with the same options.
 func (f *liveFlags) cluster() (*cluster.Client, error) {
-	opts, err := f.clientOpts()
-	if err != nil {
-		return nil, err
-	}
-	c, err := cluster.New(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", f.bootstrap, err)
-	}
-	return c, nil
+	c, err := f.config().Connect()
+	return c, configUsage(err)
 }
 
 // open connects to the cluster; the source's requests are bounded by ctx.

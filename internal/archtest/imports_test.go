@@ -60,6 +60,7 @@ var rules = map[string]rule{
 	// descriptions, log end offsets, offset commits): on the model's values, through kadm.
 	"cluster": {internal: []string{"groupstate"}, external: append([]string{
 		"github.com/twmb/franz-go/pkg/kgo", "github.com/twmb/franz-go/pkg/kadm", "github.com/twmb/franz-go/pkg/kerr",
+		"github.com/twmb/franz-go/pkg/sasl", // the connection's SASL mechanisms (Config)
 	}, kafkaWire...)},
 	// Commands may use every library (and internal/buildinfo for --version, internal/wallclock
 	// for the wall clock); no package
