@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/audit"
 	"github.com/coordlog/coordlog/replay/explain"
@@ -120,7 +121,7 @@ func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numPar
 	if numParts == 0 {
 		placement = "partition placement not checked (give --num-partitions)"
 	}
-	writeWrapped(out, "", fmt.Sprintf("checked %s, %s (Kafka %s rules); %s", plural(int64(parts), "partition"),
+	termtext.WriteWrapped(out, "", fmt.Sprintf("checked %s, %s (Kafka %s rules); %s", plural(int64(parts), "partition"),
 		plural(int64(int(records)), "record"), r.opts.Version, placement), width)
 	if len(findings) == 0 {
 		fmt.Fprintln(out, "no findings")
@@ -142,10 +143,10 @@ func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numPar
 		}
 		head += ": " + fd.Kind
 		fmt.Fprintln(out)
-		writeWrapped(out, "", head, width)
-		writeWrapped(out, "    ", fd.Detail, width)
+		termtext.WriteWrapped(out, "", head, width)
+		termtext.WriteWrapped(out, "    ", fd.Detail, width)
 		if fd.Next != "" {
-			writeWrapped(out, "    ", "next: "+fd.Next, width)
+			termtext.WriteWrapped(out, "    ", "next: "+fd.Next, width)
 		}
 	}
 	var kinds []string
@@ -154,7 +155,7 @@ func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numPar
 	}
 	sort.Strings(kinds)
 	fmt.Fprintln(out)
-	writeWrapped(out, "", plural(int64(len(findings)), "finding")+": "+strings.Join(kinds, ", "), width)
+	termtext.WriteWrapped(out, "", plural(int64(len(findings)), "finding")+": "+strings.Join(kinds, ", "), width)
 }
 
 // checkJSON is check's --format json (docs/json/check.schema.json).

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -326,7 +327,7 @@ func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup, width
 	fmt.Fprintf(w, "GROUP %s  TYPE classic  STATE %s  PROTOCOL-TYPE %q  GENERATION %d  PROTOCOL %s  LEADER %s  MEMBERS %d\n",
 		id, c.State, c.ProtocolType, c.Generation, strp(c.Protocol), strp(c.Leader), len(c.Members))
 	if len(c.Members) > 0 {
-		t := newVerticalTable("  ", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SESSION-TIMEOUT", "REBALANCE-TIMEOUT", "SUBSCRIPTION", "ASSIGNMENT")
+		t := termtext.NewVerticalTable("  ", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SESSION-TIMEOUT", "REBALANCE-TIMEOUT", "SUBSCRIPTION", "ASSIGNMENT")
 		for _, m := range c.Members {
 			sub, asg := "(not decoded)", "(not decoded)"
 			if m.ProtocolDecoded {
@@ -337,10 +338,10 @@ func printClassicGroup(w io.Writer, id string, c *groupstate.ClassicGroup, width
 				}
 				asg = strings.Join(parts, ";")
 			}
-			t.add(m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
+			t.Add(m.MemberID, strp(m.GroupInstanceID), m.ClientID, m.ClientHost,
 				strconv.Itoa(int(m.SessionTimeoutMs)), strconv.Itoa(int(m.RebalanceTimeoutMs)), dash(sub), dash(asg))
 		}
-		t.write(w, width)
+		t.Write(w, width)
 	}
 }
 
@@ -352,20 +353,20 @@ func printConsumerGroup(w io.Writer, id string, c *groupstate.ConsumerGroup, nam
 		target[ta.MemberID] = ta.Partitions
 	}
 	if len(c.Members) > 0 {
-		t := newVerticalTable("  ", "MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "PENDING-REVOCATION", "TARGET-ASSIGNMENT")
+		t := termtext.NewVerticalTable("  ", "MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "PENDING-REVOCATION", "TARGET-ASSIGNMENT")
 		for _, m := range c.Members {
 			subs := slices.Clone(m.SubscribedTopicNames)
 			if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
 				subs = append(subs, "regex "+*m.SubscribedTopicRegex)
 			}
 			sub := strings.Join(subs, ",")
-			t.add(m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
+			t.Add(m.MemberID, strp(m.InstanceID), m.ClientID, m.ClientHost,
 				strconv.Itoa(int(m.MemberEpoch)), m.StateName, dash(sub),
 				partitionsLabel(m.AssignedPartitions, withEpochs, names), partitionsLabel(m.PartitionsPendingRevocation, withEpochs, names),
 				partitionsLabel(target[m.MemberID], plain, names))
 			delete(target, m.MemberID)
 		}
-		t.write(w, width)
+		t.Write(w, width)
 	}
 	for _, mid := range slices.Sorted(maps.Keys(target)) { // targets of members without metadata
 		fmt.Fprintf(w, "  target assignment for member %s that has no metadata record: %s\n", mid, partitionsLabel(target[mid], plain, names))
@@ -383,13 +384,13 @@ func printShareGroup(w io.Writer, id string, s *groupstate.ShareGroup, names map
 		target[ta.MemberID] = ta.Partitions
 	}
 	if len(s.Members) > 0 {
-		t := newVerticalTable("  ", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "TARGET-ASSIGNMENT")
+		t := termtext.NewVerticalTable("  ", "MEMBER-ID", "CLIENT-ID", "HOST", "MEMBER-EPOCH", "STATE", "SUBSCRIPTION", "CURRENT-ASSIGNMENT", "TARGET-ASSIGNMENT")
 		for _, m := range s.Members {
-			t.add(m.MemberID, m.ClientID, m.ClientHost, strconv.Itoa(int(m.MemberEpoch)), m.StateName,
+			t.Add(m.MemberID, m.ClientID, m.ClientHost, strconv.Itoa(int(m.MemberEpoch)), m.StateName,
 				dash(strings.Join(m.SubscribedTopicNames, ",")), partitionsLabel(m.AssignedPartitions, plain, names),
 				partitionsLabel(target[m.MemberID], plain, names))
 		}
-		t.write(w, width)
+		t.Write(w, width)
 	}
 }
 
@@ -430,7 +431,7 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup, width
 		target[ta.MemberID] = ta
 	}
 	if len(s.Members) > 0 {
-		t := newVerticalTable("  ", "MEMBER-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "ENDPOINT", "MEMBER-EPOCH", "STATE", "ACTIVE", "STANDBY", "WARMUP", "PENDING-REVOCATION", "TARGET-ACTIVE", "TARGET-STANDBY", "TARGET-WARMUP")
+		t := termtext.NewVerticalTable("  ", "MEMBER-ID", "PROCESS-ID", "CLIENT-ID", "HOST", "ENDPOINT", "MEMBER-EPOCH", "STATE", "ACTIVE", "STANDBY", "WARMUP", "PENDING-REVOCATION", "TARGET-ACTIVE", "TARGET-STANDBY", "TARGET-WARMUP")
 		for _, m := range s.Members {
 			proc, client, host, endpoint := "-", "-", "-", "-"
 			if md := m.Metadata; md != nil {
@@ -447,11 +448,11 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup, width
 				pend = tasksLabel(p.ActiveTasks, taskE)
 			}
 			ta := target[m.MemberID]
-			t.add(m.MemberID, proc, client, host, endpoint,
+			t.Add(m.MemberID, proc, client, host, endpoint,
 				int32p(m.MemberEpoch), dash(m.StateName), act, stb, wrm, pend,
 				tasksLabel(ta.ActiveTasks, task), tasksLabel(ta.StandbyTasks, task), tasksLabel(ta.WarmupTasks, task))
 		}
-		t.write(w, width)
+		t.Write(w, width)
 	}
 }
 
@@ -467,16 +468,16 @@ func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool
 	if withGroup {
 		header = append([]string{"GROUP"}, header...)
 	}
-	t := newTable("  ", header...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+	t := termtext.NewTable("  ", header...).Demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, o := range offs {
 		cells := []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
 			strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
 		if withGroup {
 			cells = append([]string{o.GroupID}, cells...)
 		}
-		t.add(cells...)
+		t.Add(cells...)
 	}
-	t.write(w, width)
+	t.Write(w, width)
 }
 
 // writeDescribeJSON writes doc exactly as json.Encoder with two-space indentation and no HTML

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/query"
 )
@@ -321,7 +322,7 @@ func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change, width int)
 		fmt.Fprintln(w, "no changes")
 		return
 	}
-	t := newTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA").demote("PARTITION")
+	t := termtext.NewTable("", "GROUP", "PARTITION", "SUBJECT", "CHANGE", "FROM", "TO", "DELTA").Demote("PARTITION")
 	for _, c := range changes {
 		what := c.Kind
 		if c.Field != "" {
@@ -331,9 +332,9 @@ func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change, width int)
 		if c.Delta != nil {
 			delta = fmt.Sprintf("%+d", *c.Delta)
 		}
-		t.add(c.Group, strconv.Itoa(int(c.Partition)), c.Subject(), what, dash(c.From), dash(c.To), delta)
+		t.Add(c.Group, strconv.Itoa(int(c.Partition)), c.Subject(), what, dash(c.From), dash(c.To), delta)
 	}
-	t.write(w, width)
+	t.Write(w, width)
 	var kinds []string
 	for _, k := range query.Summarize(changes) {
 		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))

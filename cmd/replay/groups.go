@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/query"
 )
@@ -168,7 +169,7 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 	if withDeleted {
 		header = append(header, "DELETED-BY")
 	}
-	t := newTable("", header...).demote("PROTOCOL", "ASSIGNOR", "LAST-RECORD", "PARTITION")
+	t := termtext.NewTable("", header...).Demote("PROTOCOL", "ASSIGNOR", "LAST-RECORD", "PARTITION")
 	deleted := 0
 	for _, g := range rows {
 		offs := strconv.Itoa(g.Offsets)
@@ -192,10 +193,10 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 			}
 			cells = append(cells, by)
 		}
-		t.add(cells...)
+		t.Add(cells...)
 	}
-	if t.len() > 0 {
-		t.write(w, width)
+	if t.Len() > 0 {
+		t.Write(w, width)
 	}
 	summary := fmt.Sprintf("%s at %s in %s (Kafka %s rules)", plural(int64(len(rows)), "group"), at, plural(int64(len(r.results)), "partition"), r.opts.Version)
 	if withDeleted {

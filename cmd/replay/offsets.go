@@ -17,6 +17,7 @@ import (
 
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/explain"
 	"github.com/coordlog/coordlog/replay/query"
@@ -305,7 +306,7 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 				if len(marked) > 0 {
 					header = append(slices.Clone(offsetsHeader), "MARK")
 				}
-				t := newTable("  ", header...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+				t := termtext.NewTable("  ", header...).Demote("LEADER-EPOCH", "RECORD-OFFSET")
 				for _, g := range groupsOf(i) {
 					for _, o := range offsetsOf(i, g) {
 						cells := offsetCells(o)
@@ -315,13 +316,13 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 								cells[len(cells)-1] = mk.Label(o.CommittedOffset)
 							}
 						}
-						t.add(cells...)
-						if t.len() == 10000 {
-							t.write(out, width) // the layout holds for every block: memory stays bounded
+						t.Add(cells...)
+						if t.Len() == 10000 {
+							t.Write(out, width) // the layout holds for every block: memory stays bounded
 						}
 					}
 				}
-				t.write(out, width)
+				t.Write(out, width)
 				if len(marked) > 0 {
 					var kinds []string
 					for _, k := range slices.Sorted(maps.Keys(marked)) {
@@ -333,11 +334,11 @@ func runOffsets(cmd *cobra.Command, path string, f *offsetsFlags, stdout, stderr
 		}
 		for _, pt := range p.PendingTransactions {
 			fmt.Fprintf(out, "Open transaction of producer %d: %s pending (not committed)\n", pt.ProducerID, plural(int64(len(pt.Offsets)), "offset"))
-			t := newTable("  ", offsetsHeader...).demote("LEADER-EPOCH", "RECORD-OFFSET")
+			t := termtext.NewTable("  ", offsetsHeader...).Demote("LEADER-EPOCH", "RECORD-OFFSET")
 			for _, o := range pt.Offsets {
-				t.add(offsetCells(o)...)
+				t.Add(offsetCells(o)...)
 			}
-			t.write(out, width)
+			t.Write(out, width)
 		}
 	}
 	if f.live.set() && !r.at.IsEnd() {
@@ -403,19 +404,19 @@ func liveLogs(cmd *cobra.Command, lf *liveFlags, r *replayed, groupsOf func(int)
 }
 
 func printLag(w io.Writer, groups []string, offsetsOf func(string) []groupstate.CommittedOffset, logs cluster.TopicLogs, width int) {
-	t := newTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET").
-		demote("LEADER-EPOCH", "RECORD-OFFSET")
+	t := termtext.NewTable("  ", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET").
+		Demote("LEADER-EPOCH", "RECORD-OFFSET")
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			end, lag := "-", "-"
 			if row.LogEnd != nil {
 				end, lag = strconv.FormatInt(*row.LogEnd, 10), strconv.FormatInt(*row.Lag, 10)
 			}
-			t.add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
+			t.Add(row.GroupID, row.Topic, strconv.Itoa(int(row.Partition)), strconv.FormatInt(row.CommittedOffset.CommittedOffset, 10), end, lag,
 				epochCell(row.LeaderEpoch), strconv.Quote(row.Metadata), msTime(row.CommitTimestamp), strconv.FormatInt(row.RecordOffset, 10))
 		}
 	}
-	t.write(w, width)
+	t.Write(w, width)
 	for _, g := range groups {
 		for _, row := range cluster.Lag(offsetsOf(g), logs) {
 			if row.Missing != "" {

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/term"
+
+	"github.com/coordlog/coordlog/internal/termtext"
 )
 
 // globals are the flags every command takes (root's persistent flags): how wide the output may
@@ -61,8 +61,8 @@ func terminalFile(w io.Writer) *os.File {
 		switch v := w.(type) {
 		case *stderrWriter:
 			w = v.fit
-		case *fitWriter:
-			w = v.w
+		case *termtext.FitWriter:
+			w = v.W
 		case *os.File:
 			if term.IsTerminal(int(v.Fd())) {
 				return v
@@ -74,152 +74,13 @@ func terminalFile(w io.Writer) *os.File {
 	}
 }
 
-// fitWriter is stdout for text output: it passes lines through and wraps those longer than
-// width (tables lay themselves out to fit; this catches prose: headers, summaries, timeline
-// events), at field boundaries (two spaces) first, then at words, list separators, and last
-// anywhere, with continuation lines indented four spaces more than the line. width 0 (--wide,
-// or raw output: JSON, CSV, decode's kafka-dump-log text, help) passes everything through.
-//
-// A partial last line is held until the next Write or Flush; a chunk with a carriage return (a
-// progress bar) passes through as it is.
-type fitWriter struct {
-	w       io.Writer
-	width   int
-	partial []byte
-	out     []byte
-}
-
-func (f *fitWriter) Write(p []byte) (int, error) {
-	if f.width <= 0 || bytes.IndexByte(p, '\r') >= 0 {
-		if err := f.Flush(); err != nil {
-			return 0, err
-		}
-		return f.w.Write(p)
-	}
-	n := len(p)
-	f.out = f.out[:0]
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			f.partial = append(f.partial, p...)
-			break
-		}
-		line := p[:i]
-		if len(f.partial) > 0 {
-			f.partial = append(f.partial, line...)
-			line = f.partial
-		}
-		f.out = appendFitted(f.out, line, f.width)
-		f.partial = f.partial[:0]
-		p = p[i+1:]
-	}
-	if len(f.out) > 0 {
-		if _, err := f.w.Write(f.out); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
-}
-
-// Flush writes a held partial line (unwrapped: it may still grow).
-func (f *fitWriter) Flush() error {
-	if len(f.partial) == 0 {
-		return nil
-	}
-	_, err := f.w.Write(f.partial)
-	f.partial = f.partial[:0]
-	return err
-}
-
-// appendFitted appends line (without its newline) to out, wrapped to width, each piece ending
-// in a newline.
-func appendFitted(out, line []byte, width int) []byte {
-	if utf8.RuneCount(line) <= width {
-		out = append(out, line...)
-		return append(out, '\n')
-	}
-	s := string(line)
-	lead := len(s) - len(strings.TrimLeft(s, " "))
-	for _, l := range wrapText(s, width, strings.Repeat(" ", lead+4)) {
-		out = append(out, l...)
-		out = append(out, '\n')
-	}
-	return out
-}
-
-// wrapText breaks s into lines of at most width runes; the first keeps s's indentation, every
-// line after it starts with cont. It breaks where a reader expects it: at a run of two spaces
-// (between fields or columns), else at a space, else after a list or path separator (",", ";",
-// "/"), else after a dash (a member id longer than the line), and only then anywhere.
-func wrapText(s string, width int, cont string) []string {
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
-		return []string{s}
-	}
-	var lines []string
-	trimmed := strings.TrimLeft(s, " ")
-	prefix := s[:len(s)-len(trimmed)]
-	s = trimmed
-	for {
-		avail := width - utf8.RuneCountInString(prefix)
-		if avail < 8 { // an indent that leaves no room: give it up
-			prefix, avail = "", width
-		}
-		if utf8.RuneCountInString(s) <= avail {
-			lines = append(lines, prefix+s)
-			return lines
-		}
-		cut, next := breakAt(s, avail)
-		lines = append(lines, prefix+strings.TrimRight(s[:cut], " "))
-		s = strings.TrimLeft(s[next:], " ")
-		prefix = cont
-		if s == "" {
-			return lines
-		}
-	}
-}
-
-// breakAt finds where to end a line of at most avail runes taken from the start of s (longer
-// than avail): the byte index where the line ends and where the rest starts.
-func breakAt(s string, avail int) (cut, next int) {
-	end, n := len(s), 0 // end: the byte index just past the first avail runes
-	for i := range s {
-		if n == avail {
-			end = i
-			break
-		}
-		n++
-	}
-	// The line is s[:end] plus the rune at end when it is a space (breaking there costs nothing).
-	window := s[:end]
-	if end < len(s) && s[end] == ' ' {
-		window = s[:end+1]
-	}
-	floor := len(window) / 3                               // a break this early wastes too much of the line...
-	if i := strings.LastIndex(window, "  "); i > floor/2 { // ...but between fields, less does
-		return i, i
-	}
-	if i := strings.LastIndexByte(window, ' '); i > floor {
-		return i, i
-	}
-	if i := strings.LastIndexAny(s[:end], ",;/"); i > floor {
-		return i + 1, i + 1
-	}
-	if i := strings.LastIndexByte(window, ' '); i > 0 {
-		return i, i
-	}
-	if i := strings.LastIndexByte(s[:end], '-'); i > floor { // inside an id (a UUID, a client id)
-		return i + 1, i + 1
-	}
-	return end, end
-}
-
 // stderrWriter is the commands' stderr. Notes (where a point fell, progress, ignored files,
 // superseded batches) go through Write, which --quiet silences; what the user must see whatever
 // the flags (damaged input, replay violations) goes to loud(w). Both wrap long lines to the
 // terminal's width (notesWidth); verbatim(w) writes lines meant to be copied (a command line)
 // as they are. Errors are printed by run, wrapped the same way.
 type stderrWriter struct {
-	fit *fitWriter // the real stderr
+	fit *termtext.FitWriter // the real stderr
 	g   *globals
 }
 
@@ -255,7 +116,7 @@ func (v verbatimWriter) Write(p []byte) (int, error) {
 	if err := v.s.fit.Flush(); err != nil {
 		return 0, err
 	}
-	return v.s.fit.w.Write(p)
+	return v.s.fit.W.Write(p)
 }
 
 // verbose reports whether --verbose was given to the command writing its notes to w.
@@ -279,8 +140,8 @@ func plural(n int64, noun string) string {
 
 // widthOf is the width a command's text output to stdout fits (0: no limit).
 func widthOf(stdout io.Writer) int {
-	if f, ok := stdout.(*fitWriter); ok {
-		return f.width
+	if f, ok := stdout.(*termtext.FitWriter); ok {
+		return f.Width
 	}
 	return 0
 }

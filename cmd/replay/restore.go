@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
+	"github.com/coordlog/coordlog/internal/termtext"
 )
 
 type restoreFlags struct {
@@ -227,7 +228,7 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string, widt
 	} else {
 		fmt.Fprintln(w, "  live group: none (not listed by the cluster)")
 	}
-	t := newTable("  ", "TOPIC", "PARTITION", "LIVE-OFFSET", "RESTORED-OFFSET", "DELTA", "LOG-START", "LOG-END", "ACTION", "NOTE").demote("LOG-START", "LOG-END")
+	t := termtext.NewTable("  ", "TOPIC", "PARTITION", "LIVE-OFFSET", "RESTORED-OFFSET", "DELTA", "LOG-START", "LOG-END", "ACTION", "NOTE").Demote("LOG-START", "LOG-END")
 	opt := func(v *int64) string {
 		if v == nil {
 			return "-"
@@ -239,9 +240,9 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string, widt
 		if row.Delta != nil {
 			delta = fmt.Sprintf("%+d", *row.Delta)
 		}
-		t.add(row.Topic, strconv.Itoa(int(row.Partition)), opt(row.Live), opt(row.Restored), delta, opt(row.LogStart), opt(row.LogEnd), row.Action, dash(row.Note))
+		t.Add(row.Topic, strconv.Itoa(int(row.Partition)), opt(row.Live), opt(row.Restored), delta, opt(row.LogStart), opt(row.LogEnd), row.Action, dash(row.Note))
 	}
-	t.write(w, width)
+	t.Write(w, width)
 	for _, m := range g.Members {
 		fmt.Fprintf(w, "  active member %s (client %s, host %s)\n", m.MemberID, dash(m.ClientID), dash(m.ClientHost))
 	}
@@ -255,7 +256,7 @@ func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string, widt
 
 func printApplied(w io.Writer, a *cluster.Applied, group string, width int) {
 	fmt.Fprintf(w, "committed %s of %s; read back:\n", plural(int64(a.Committed), "offset"), group)
-	t := newTable("  ", "TOPIC", "PARTITION", "RESTORED-OFFSET", "READ-BACK", "RESULT")
+	t := termtext.NewTable("  ", "TOPIC", "PARTITION", "RESTORED-OFFSET", "READ-BACK", "RESULT")
 	ok := 0
 	for _, v := range a.Verified {
 		got, res := "-", "MISSING"
@@ -267,9 +268,9 @@ func printApplied(w io.Writer, a *cluster.Applied, group string, width int) {
 			res = "ok"
 			ok++
 		}
-		t.add(v.Topic, strconv.Itoa(int(v.Partition)), strconv.FormatInt(v.Want, 10), got, res)
+		t.Add(v.Topic, strconv.Itoa(int(v.Partition)), strconv.FormatInt(v.Want, 10), got, res)
 	}
-	t.write(w, width)
+	t.Write(w, width)
 	for tp, e := range a.Failed {
 		fmt.Fprintf(w, "  commit of %s failed: %s\n", tp, e)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/coordlog/coordlog/internal/buildinfo"
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -35,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// stderr wraps from the start (a flag error comes before the flags are applied), on a
 	// terminal; stdout once the command is known not to print JSON, CSV or another tool's
 	// format.
-	out, errOut := &fitWriter{w: stdout}, &fitWriter{w: stderr, width: notesWidth(stderr)}
+	out, errOut := &termtext.FitWriter{W: stdout}, &termtext.FitWriter{W: stderr, Width: notesWidth(stderr)}
 	root := newRootCmd(out, &stderrWriter{fit: errOut, g: g})
 	registerGlobals(root, g, out, errOut)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
@@ -154,7 +155,7 @@ func parseSize(s string) (int64, error) {
 // registerGlobals adds the flags every command takes and, before any command runs, applies
 // them: the width text output and notes fit (none for raw output on stdout: JSON, CSV,
 // decode's text, scripts), cobra's own usage errors turned into exit code 2.
-func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
+func registerGlobals(root *cobra.Command, g *globals, out, errOut *termtext.FitWriter) {
 	pf := root.PersistentFlags()
 	pf.BoolVar(&g.wide, "wide", false, "no width limit: every table row on one line (default: tables fit the terminal, or 80 columns, or $COLUMNS)")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no notes, progress or warnings on stderr (errors, damaged input and violations still)")
@@ -169,9 +170,9 @@ func registerGlobals(root *cobra.Command, g *globals, out, errOut *fitWriter) {
 			return usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
 		}
 		if g.wide {
-			errOut.width = 0
+			errOut.Width = 0
 		} else if !rawOutput(cmd) {
-			out.width = outputWidth(out.w)
+			out.Width = outputWidth(out.W)
 		}
 		return nil
 	}

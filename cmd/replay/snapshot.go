@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
 	"github.com/coordlog/coordlog/snapshot"
@@ -189,15 +190,15 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 			for _, p := range partitions {
 				want[p] = true
 			}
-			t := newTable("", "PARTITION", "NEXT-OFFSET", "SIZE", "KAFKA", "CREATED", "RECORDS", "GROUPS", "OFFSETS", "FILE", "STATUS").
-				demote("KAFKA", "CREATED", "SIZE", "RECORDS", "GROUPS", "OFFSETS")
+			t := termtext.NewTable("", "PARTITION", "NEXT-OFFSET", "SIZE", "KAFKA", "CREATED", "RECORDS", "GROUPS", "OFFSETS", "FILE", "STATUS").
+				Demote("KAFKA", "CREATED", "SIZE", "RECORDS", "GROUPS", "OFFSETS")
 			for _, in := range infos {
 				if len(want) > 0 && !want[in.Partition] {
 					continue
 				}
 				p, next := strconv.Itoa(int(in.Partition)), strconv.FormatInt(in.NextOffset, 10)
 				if in.Err != nil {
-					t.add(p, next, mb(in.Size), "-", "-", "-", "-", "-", in.Name, fmt.Sprint("unreadable: ", in.Err))
+					t.Add(p, next, mb(in.Size), "-", "-", "-", "-", "-", in.Name, fmt.Sprint("unreadable: ", in.Err))
 					continue
 				}
 				m := in.Header.Meta
@@ -205,9 +206,9 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 				if m.CreatedAtUnixMilli != 0 {
 					created = time.UnixMilli(m.CreatedAtUnixMilli).UTC().Format(time.RFC3339)
 				}
-				t.add(p, next, mb(in.Size), m.KafkaVersion, created, counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name, "header ok")
+				t.Add(p, next, mb(in.Size), m.KafkaVersion, created, counter(m, "records"), counter(m, "groups"), counter(m, "offsets"), in.Name, "header ok")
 			}
-			if err := t.write(stdout, widthOf(stdout)); err != nil {
+			if err := t.Write(stdout, widthOf(stdout)); err != nil {
 				return err
 			}
 			broken, err := store.Broken()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/explain"
 	"github.com/coordlog/coordlog/replay/query"
@@ -229,7 +230,7 @@ func runTimeline(cmd *cobra.Command, path string, f *timelineFlags, stdout, stde
 	}
 	if f.summary && f.format == "text" && tally.n > 0 {
 		fmt.Fprintln(out)
-		writeWrapped(out, "", tally.String(), width)
+		termtext.WriteWrapped(out, "", tally.String(), width)
 	}
 	if shown == 0 && f.format == "text" {
 		what := "event"
@@ -287,7 +288,7 @@ func printTimelineEvent(w io.Writer, ev *explain.Event, summary bool, width int,
 		clock = t.Format("15:04:05.000")
 	}
 	prefix := fmt.Sprintf("%-12s %-7s ", clock, fmt.Sprintf("p%d:%d", at.Partition, at.Offset))
-	writeWrapped(w, prefix, text, width)
+	termtext.WriteWrapped(w, prefix, text, width)
 	return day
 }
 

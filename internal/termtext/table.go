@@ -1,4 +1,4 @@
-package main
+package termtext
 
 import (
 	"io"
@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// table is a block of aligned columns: a header and rows of cells, rendered in one place so that
-// every table fits the output's width (outputWidth; 0 is no limit: --wide). Columns are two
+// Table is a block of aligned columns: a header and rows of cells, rendered in one place so that
+// every table fits the output's width (0 is no limit: replay's --wide). Columns are two
 // spaces apart. The layout is the first of these that fits:
 //
 //  1. every row on one line, each column as wide as its widest cell (always, with --wide);
@@ -25,7 +25,7 @@ import (
 //     (kafka-streams-groups --describe --members --verbose puts them all in one last column).
 //
 // Cells must not hold tabs or line breaks; widths count runes.
-type table struct {
+type Table struct {
 	indent   string
 	header   []string
 	rows     [][]string
@@ -52,17 +52,18 @@ type tableLayout struct {
 	details []int // layoutDetails: the others, in header order
 }
 
-func newTable(indent string, header ...string) *table { return &table{indent: indent, header: header} }
+// NewTable returns a table whose lines start with indent, with these column headers.
+func NewTable(indent string, header ...string) *Table { return &Table{indent: indent, header: header} }
 
-// newVerticalTable is newTable for a table that goes vertical as soon as it does not fit.
-func newVerticalTable(indent string, header ...string) *table {
-	t := newTable(indent, header...)
+// NewVerticalTable is NewTable for a table that goes vertical as soon as it does not fit.
+func NewVerticalTable(indent string, header ...string) *Table {
+	t := NewTable(indent, header...)
 	t.vertical = true
 	return t
 }
 
-// demote names the columns that leave the grid first when it does not fit (layout 3).
-func (t *table) demote(names ...string) *table {
+// Demote names the columns that leave the grid first when it does not fit (layout 3).
+func (t *Table) Demote(names ...string) *Table {
 	for _, n := range names {
 		if i := slices.Index(t.header, n); i >= 0 {
 			t.demoted = append(t.demoted, i)
@@ -71,13 +72,15 @@ func (t *table) demote(names ...string) *table {
 	return t
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// Add adds a row.
+func (t *Table) Add(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t *table) len() int { return len(t.rows) }
+// Len is the number of rows added since the last Write.
+func (t *Table) Len() int { return len(t.rows) }
 
-// write renders the rows added since the last write, to fit width (0: no limit); the header
+// Write renders the rows added since the last write, to fit width (0: no limit); the header
 // goes with the first write only.
-func (t *table) write(w io.Writer, width int) error {
+func (t *Table) Write(w io.Writer, width int) error {
 	first := t.layout == nil
 	if first {
 		t.layout = t.decide(width)
@@ -115,7 +118,7 @@ func pick(cells []string, cols []int) []string {
 }
 
 // decide picks the layout for the rows at hand.
-func (t *table) decide(width int) *tableLayout {
+func (t *Table) decide(width int) *tableLayout {
 	all := make([]int, len(t.header))
 	for i := range all {
 		all[i] = i
@@ -154,7 +157,7 @@ func (t *table) decide(width int) *tableLayout {
 }
 
 // natural returns the widths of the columns cols with every cell on one line.
-func (t *table) natural(cols []int) []int {
+func (t *Table) natural(cols []int) []int {
 	w := make([]int, len(cols))
 	measure := func(cells []string) {
 		for i, c := range pick(cells, cols) {
@@ -170,7 +173,7 @@ func (t *table) natural(cols []int) []int {
 
 // minimal returns the narrowest the columns cols can be: their header, and their longest word
 // or list element.
-func (t *table) minimal(cols []int) []int {
+func (t *Table) minimal(cols []int) []int {
 	w := make([]int, len(cols))
 	for i, h := range pick(t.header, cols) {
 		w[i] = utf8.RuneCountInString(h)
@@ -203,7 +206,7 @@ func longestWord(s string) int {
 }
 
 // span is the width of a line of columns this wide.
-func (t *table) span(widths []int) int {
+func (t *Table) span(widths []int) int {
 	s := utf8.RuneCountInString(t.indent)
 	for i, w := range widths {
 		if i > 0 {
@@ -218,7 +221,7 @@ func (t *table) span(widths []int) int {
 // narrowed one character at a time (never below their minimum) until the line fits width, each
 // time in the column where the fewest cells then wrap (the widest on a tie), so that a few long
 // values wrap rather than every row.
-func (t *table) fitColumns(cols []int, width int) []int {
+func (t *Table) fitColumns(cols []int, width int) []int {
 	widths := t.natural(cols)
 	if width <= 0 || t.span(widths) <= width {
 		return widths
@@ -258,13 +261,13 @@ func (t *table) fitColumns(cols []int, width int) []int {
 
 // gridLine writes one row: cells wider than their column wrap onto more lines; the last column
 // is not padded.
-func (t *table) gridLine(b *strings.Builder, cells []string, widths []int) {
+func (t *Table) gridLine(b *strings.Builder, cells []string, widths []int) {
 	wrapped := make([][]string, len(cells))
 	height := 1
 	for i, c := range cells {
 		wrapped[i] = []string{c}
 		if utf8.RuneCountInString(c) > widths[i] {
-			wrapped[i] = wrapText(c, widths[i], "")
+			wrapped[i] = Wrap(c, widths[i], "")
 		}
 		height = max(height, len(wrapped[i]))
 	}
@@ -287,7 +290,7 @@ func (t *table) gridLine(b *strings.Builder, cells []string, widths []int) {
 }
 
 // writeDetails writes the cells of row r outside the grid as "LABEL value" pairs under it.
-func (t *table) writeDetails(b *strings.Builder, r []string, width int) {
+func (t *Table) writeDetails(b *strings.Builder, r []string, width int) {
 	var pairs []string
 	for _, i := range t.layout.details {
 		if i < len(r) && r[i] != "" && r[i] != "-" {
@@ -298,14 +301,14 @@ func (t *table) writeDetails(b *strings.Builder, r []string, width int) {
 		return
 	}
 	indent := t.indent + "    "
-	for _, l := range wrapText(strings.Join(pairs, "  "), width-utf8.RuneCountInString(indent), "  ") {
+	for _, l := range Wrap(strings.Join(pairs, "  "), width-utf8.RuneCountInString(indent), "  ") {
 		b.WriteString(indent + l + "\n")
 	}
 }
 
 // writeVertical writes each row as a block of "LABEL  value" lines, values wrapped; empty
 // cells ("-") are left out but for the first, which starts the block.
-func (t *table) writeVertical(b *strings.Builder, width int) {
+func (t *Table) writeVertical(b *strings.Builder, width int) {
 	shown := func(r []string, i int) bool { return i == 0 || i < len(r) && r[i] != "" && r[i] != "-" }
 	label := 0
 	for _, r := range t.rows {
@@ -330,7 +333,7 @@ func (t *table) writeVertical(b *strings.Builder, width int) {
 			if i < len(r) {
 				c = r[i]
 			}
-			for j, l := range wrapText(c, avail, "") {
+			for j, l := range Wrap(c, avail, "") {
 				b.WriteString(t.indent)
 				b.WriteString(mark)
 				if j == 0 {

@@ -1,4 +1,4 @@
-package main
+package termtext
 
 import (
 	"fmt"
@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func render(t *table, width int) string {
+func render(t *Table, width int) string {
 	var b strings.Builder
-	if err := t.write(&b, width); err != nil {
+	if err := t.Write(&b, width); err != nil {
 		panic(err)
 	}
 	return b.String()
 }
 
-func members() *table {
-	t := newTable("  ", "MEMBER-ID", "CLIENT-ID", "EPOCH", "ASSIGNMENT")
-	t.add("HmGHS5ApQtOwaCD8tSReMg", "c1", "7", "orders:0,1,2,3,4,5;payments:0,1")
-	t.add("s7g17GuwThqk2ywlEyPtLA", "c3-restarted", "7", "orders:6,7")
+func members() *Table {
+	t := NewTable("  ", "MEMBER-ID", "CLIENT-ID", "EPOCH", "ASSIGNMENT")
+	t.Add("HmGHS5ApQtOwaCD8tSReMg", "c1", "7", "orders:0,1,2,3,4,5;payments:0,1")
+	t.Add("s7g17GuwThqk2ywlEyPtLA", "c3-restarted", "7", "orders:6,7")
 	return t
 }
 
@@ -48,7 +48,7 @@ func TestTableLayouts(t *testing.T) {
 		"      ASSIGNMENT orders:6,7\n",
 		render(members(), 50), "the last column goes to a detail line")
 
-	vertical := func() *table {
+	vertical := func() *Table {
 		t := members()
 		t.vertical = true
 		return t
@@ -72,9 +72,9 @@ func TestTableLayouts(t *testing.T) {
 // TestTableDemote: demoted columns leave the grid before the trailing ones; empty cells are
 // left out of the detail lines.
 func TestTableDemote(t *testing.T) {
-	tb := newTable("", "GROUP", "PROTOCOL", "STATE", "MEMBERS", "LAST-ACTIVITY").demote("PROTOCOL")
-	tb.add("orders", "consumer", "Stable", "3", "2026-11-29T19:07:40.337Z")
-	tb.add("audit", "-", "Empty", "0", "2026-11-29T19:07:40.337Z")
+	tb := NewTable("", "GROUP", "PROTOCOL", "STATE", "MEMBERS", "LAST-ACTIVITY").Demote("PROTOCOL")
+	tb.Add("orders", "consumer", "Stable", "3", "2026-11-29T19:07:40.337Z")
+	tb.Add("audit", "-", "Empty", "0", "2026-11-29T19:07:40.337Z")
 	require.Equal(t, ""+
 		"GROUP   STATE   MEMBERS  LAST-ACTIVITY\n"+
 		"orders  Stable  3        2026-11-29T19:07:40.337Z\n"+
@@ -86,10 +86,10 @@ func TestTableDemote(t *testing.T) {
 // TestTableWrapsTheFewest: narrowing goes to the column where the fewest cells wrap, not the
 // widest one.
 func TestTableWrapsTheFewest(t *testing.T) {
-	tb := newTable("", "SUBJECT", "TO")
-	tb.add("member ECDg_i2EQ46K8Hjii1dsRQ", "6")
-	tb.add("member HmGHS5ApQtOwaCD8tSReMg", "client c4-fenced, host /127.0.0.1")
-	tb.add("member bbi2AlqJRGaie6MHiLbrkQ", "s2-in:2,3")
+	tb := NewTable("", "SUBJECT", "TO")
+	tb.Add("member ECDg_i2EQ46K8Hjii1dsRQ", "6")
+	tb.Add("member HmGHS5ApQtOwaCD8tSReMg", "client c4-fenced, host /127.0.0.1")
+	tb.Add("member bbi2AlqJRGaie6MHiLbrkQ", "s2-in:2,3")
 	require.Equal(t, ""+
 		"SUBJECT                        TO\n"+
 		"member ECDg_i2EQ46K8Hjii1dsRQ  6\n"+
@@ -102,12 +102,12 @@ func TestTableWrapsTheFewest(t *testing.T) {
 // TestTableBlocks: a table written in blocks keeps the layout of its first block (column widths
 // are each block's) and prints its header once.
 func TestTableBlocks(t *testing.T) {
-	tb := newTable("", "GROUP", "TOPIC", "COMMITTED-AT")
+	tb := NewTable("", "GROUP", "TOPIC", "COMMITTED-AT")
 	var b strings.Builder
-	tb.add("orders", "s1-in", "19:07:40")
-	require.NoError(t, tb.write(&b, 25))
-	tb.add("a-longer-group", "s1-in", "19:07:41")
-	require.NoError(t, tb.write(&b, 25))
+	tb.Add("orders", "s1-in", "19:07:40")
+	require.NoError(t, tb.Write(&b, 25))
+	tb.Add("a-longer-group", "s1-in", "19:07:41")
+	require.NoError(t, tb.Write(&b, 25))
 	require.Equal(t, ""+
 		"GROUP   TOPIC\n"+
 		"orders  s1-in\n"+
@@ -133,7 +133,7 @@ func TestWrapText(t *testing.T) {
 		{"    /tmp/TestQuiet/001/__consumer_offsets-0/00000000000000000000.log: 2 bad-crc problems", 40,
 			[]string{"    /tmp/TestQuiet/001/", "  __consumer_offsets-0/", "  00000000000000000000.log: 2 bad-crc", "  problems"}},
 	} {
-		got := wrapText(c.in, c.width, "  ")
+		got := Wrap(c.in, c.width, "  ")
 		require.Equal(t, c.want, got, "%q at %d", c.in, c.width)
 		for _, l := range got {
 			require.LessOrEqual(t, utf8.RuneCountInString(l), c.width)
@@ -145,13 +145,13 @@ func TestWrapText(t *testing.T) {
 // ones, a partial line until it ends, and everything at width 0 pass as they are.
 func TestFitWriter(t *testing.T) {
 	var b strings.Builder
-	f := &fitWriter{w: &b, width: 24}
+	f := &FitWriter{W: &b, Width: 24}
 	fmt.Fprint(f, "  a line that is too long for it\nok\npart")
 	require.Equal(t, "  a line that is too\n      long for it\nok\n", b.String())
 	fmt.Fprint(f, "ial\n")
 	require.Equal(t, "  a line that is too\n      long for it\nok\npartial\n", b.String())
 	b.Reset()
-	f = &fitWriter{w: &b}
+	f = &FitWriter{W: &b}
 	fmt.Fprint(f, strings.Repeat("x", 300)+"\n")
 	require.Len(t, b.String(), 301)
 }
