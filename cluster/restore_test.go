@@ -86,3 +86,16 @@ func TestLag(t *testing.T) {
 	require.Equal(t, "partition not on the cluster", rows[2].Missing)
 	require.Contains(t, rows[3].Missing, "topic not on the cluster")
 }
+
+// TestLogEnd: a partition's log end offset, or why the cluster has none (replay/query.Lag
+// joins committed offsets with them).
+func TestLogEnd(t *testing.T) {
+	l := logs(map[TopicPartition]LogOffsets{{"t", 0}: {End: 10}, {"t", 1}: {End: 10}}, "x")
+	end, missing := l.LogEnd("t", 0)
+	require.Equal(t, int64(10), end)
+	require.Empty(t, missing)
+	_, missing = l.LogEnd("t", 9)
+	require.Equal(t, "partition not on the cluster", missing)
+	_, missing = l.LogEnd("x", 0)
+	require.Contains(t, missing, "topic not on the cluster")
+}
