@@ -1,0 +1,90 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/coordlog/coordlog/replay"
+)
+
+// Follow keeps the replayed partitions up to date with a growing log (a cluster topic read up
+// to its end): every interval it replays what was appended since, and calls moved whenever a
+// partition's state moved on. It returns nil when ctx ends (the way to stop it), and moved's
+// error, or the replay's, otherwise. moved runs on Follow's goroutine, between rounds:
+// nothing changes the states while it reads them.
+func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved func() error) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		changed := false
+		for _, p := range r.Partitions {
+			e := p.Engine
+			before := e.NextOffset()
+			if err := e.Run(ctx, r.Source, math.MaxInt64); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("follow partition %d at offset %d: %w", e.Partition(), e.NextOffset(), err)
+			}
+			changed = changed || e.NextOffset() != before
+		}
+		if changed {
+			if err := moved(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Observers makes one observer per partition with New and keeps them by partition, for a
+// Request's Observer: partitions may replay in parallel, each asking for its own.
+type Observers[O replay.Observer] struct {
+	New func(p int32) O
+
+	mu    sync.Mutex
+	parts map[int32]O
+	order []int32
+}
+
+// Observer is Request.Observer.
+func (o *Observers[O]) Observer(p int32) replay.Observer {
+	obs := o.New(p)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.parts == nil {
+		o.parts = map[int32]O{}
+	}
+	o.parts[p] = obs
+	o.order = append(o.order, p)
+	return obs
+}
+
+// Of returns partition p's observer (ok false: p was not replayed).
+func (o *Observers[O]) Of(p int32) (obs O, ok bool) {
+	if o == nil {
+		return obs, false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	obs, ok = o.parts[p]
+	return obs, ok
+}
+
+// All returns the observers in the order they were made.
+func (o *Observers[O]) All() []O {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]O, len(o.order))
+	for i, p := range o.order {
+		out[i] = o.parts[p]
+	}
+	return out
+}
