@@ -1,21 +1,22 @@
-package main
+package commands
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/termtext"
+	"github.com/coordlog/coordlog/replay/jsondoc"
 	"github.com/coordlog/coordlog/replay/query"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type describeFlags struct {
@@ -23,7 +24,7 @@ type describeFlags struct {
 	group  string
 	types  []string
 	format string
-	live   liveFlags // --bootstrap-server and friends (live.go)
+	live   liveFlags // --bootstrap-server and friends
 }
 
 func newDescribeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -52,86 +53,13 @@ carry topic ids, share-group state metadata and 4.0 partition metadata carry bot
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
-	f.live.register(cmd)
+	f.registerFromSnapshot(cmd)
+	f.live.registerAs(cmd, "topic")
 	fl := cmd.Flags()
 	fl.StringVar(&f.group, "group", "", "only this group")
 	fl.StringSliceVar(&f.types, "type", nil, "only groups of these types: classic, consumer, share, streams (repeatable)")
 	fl.StringVar(&f.format, "format", "table", "table or json")
 	return cmd
-}
-
-// describeDoc is what describe prints, as a table or as JSON. The JSON's shape is part of
-// coordlog's interface (docs/json/describe.schema.json); groups and offsets are written through
-// jsondoc.go's types.
-type describeDoc struct {
-	SchemaVersion int    `json:"schemaVersion"`
-	KafkaVersion  string `json:"kafkaVersion"`
-	AtOffset      *int64 `json:"atOffset"` // null: the end of the log, a time, or P:OFFSET pairs
-	// AtTime is --at-time as resolved (each partition's position says where it fell).
-	AtTime     *string           `json:"atTime,omitempty"`
-	Partitions []describePartDoc `json:"partitions"`
-	Violations []describeViolDoc `json:"violations,omitempty"`
-	// names resolves topic ids to names across every partition read (ids are the cluster's).
-	names topicNames
-}
-
-type describePartDoc struct {
-	state      groupstate.View // where the groups' offsets are read from, one group at a time
-	Partition  int32           `json:"partition"`
-	NextOffset int64           `json:"nextOffset"`
-	// Position is where --at-offset or --at-time fell in this partition (absent at the end).
-	Position *query.Position `json:"position,omitempty"`
-	// Records is how many records this run replayed: all, or those after Snapshot.
-	Records  int64         `json:"recordsReplayed"`
-	Snapshot *restoredFrom `json:"snapshot,omitempty"` // --from-snapshot: the snapshot restored
-	// TopicNames maps topic ids to names, as far as the log names them.
-	TopicNames []topicName        `json:"topicNames,omitempty"`
-	Groups     []describeGroupDoc `json:"groups"`
-	// OrphanOffsets are committed offsets whose group no longer exists.
-	OrphanOffsets       []groupstate.CommittedOffset    `json:"orphanOffsets,omitempty"`
-	PendingTransactions []groupstate.PendingTransaction `json:"pendingTransactions,omitempty"`
-}
-
-type describeGroupDoc struct {
-	groupstate.Group
-	Offsets []groupstate.CommittedOffset `json:"offsets,omitempty"`
-}
-
-// withOffsets fills in the group's committed offsets from the partition's state. The document
-// holds them for one group at a time, so that a log with millions of offsets prints in bounded
-// memory.
-func (p *describePartDoc) withOffsets(g describeGroupDoc) describeGroupDoc {
-	g.Offsets = p.state.Offsets(g.GroupID)
-	return g
-}
-
-type describeViolDoc struct {
-	Partition int32  `json:"partition"`
-	Offset    int64  `json:"offset"`
-	Error     string `json:"error"`
-}
-
-type topicName struct {
-	TopicID string `json:"topicId"`
-	Name    string `json:"name"`
-}
-
-func parseGroupTypes(specs []string) (map[groupstate.GroupType]bool, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	out := map[groupstate.GroupType]bool{}
-	for _, s := range specs {
-		t := groupstate.GroupType(strings.ToLower(strings.TrimSpace(s)))
-		switch t {
-		case groupstate.GroupTypeClassic, groupstate.GroupTypeConsumer, groupstate.GroupTypeShare, groupstate.GroupTypeStreams:
-			out[t] = true
-		default:
-			return nil, usageError{fmt.Errorf("--type %q: want classic, consumer, share or streams", s)}
-		}
-	}
-	return out, nil
 }
 
 func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stderr io.Writer) error {
@@ -142,119 +70,74 @@ func runDescribe(cmd *cobra.Command, path string, f *describeFlags, stdout, stde
 	if err != nil {
 		return err
 	}
-	var r *replayed
-	if f.live.set() {
-		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
-	} else {
-		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
-	}
+	r, err := replayInput(cmd, &f.replayFlags, replayRequest{path: path, live: &f.live}, stderr)
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Source.Close()
+	filter := query.DescribeFilter{Group: f.group, Types: types}
 	emit := func() error {
-		doc := buildDescribe(r, f.group, types)
+		d := query.Describe(r.Views(), filter)
+		if f.format == "json" {
+			enc := jsondoc.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			return enc.Encode(jsondoc.NewDescribe(r, d))
+		}
 		out := bufio.NewWriter(stdout)
 		defer out.Flush()
-		if f.format == "json" {
-			return writeDescribeJSON(out, doc)
-		}
-		printDescribe(out, doc, widthOf(stdout))
+		printDescribe(out, r, d, widthOf(stdout))
 		return nil
 	}
 	if f.group != "" {
-		if err := groupExists(r, f.group); err != nil {
+		if err := r.FindGroup(f.group); err != nil {
 			return err
 		}
 	}
 	if err := emit(); err != nil {
 		return err
 	}
-	return f.live.followUpdates(cmd.Context(), r, stderr, emit) // --follow (live.go)
-}
-
-func buildDescribe(r *replayed, group string, types map[groupstate.GroupType]bool) describeDoc {
-	doc := describeDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: []describePartDoc{}, names: topicNames{}}
-	doc.AtOffset, doc.AtTime = pointDoc(r.at)
-	for i, res := range r.results {
-		e := res.Engine
-		st := e.State()
-		pd := describePartDoc{state: st, Partition: e.Partition(), NextOffset: e.NextOffset(), Records: r.recordsReplayed(i), Snapshot: r.snapshotOf(i), Groups: []describeGroupDoc{}}
-		if pos := r.position(i); pos != nil && !pos.AtEnd() {
-			pd.Position = pos
-		}
-		for id, n := range st.TopicNames() {
-			pd.TopicNames = append(pd.TopicNames, topicName{TopicID: id.String(), Name: n})
-			doc.names[id.String()] = n
-		}
-		slices.SortFunc(pd.TopicNames, func(a, b topicName) int { return strings.Compare(a.TopicID, b.TopicID) })
-		for _, g := range st.Groups() {
-			if group != "" && g.GroupID != group || types != nil && !types[g.Type] {
-				continue
-			}
-			pd.Groups = append(pd.Groups, describeGroupDoc{Group: g})
-		}
-		if types == nil {
-			for _, gid := range st.OffsetGroupIDs() {
-				if _, ok := st.GroupType(gid); ok || group != "" && gid != group {
-					continue
-				}
-				pd.OrphanOffsets = append(pd.OrphanOffsets, st.Offsets(gid)...)
-			}
-			for _, pt := range st.PendingTransactions() {
-				if group == "" || slices.ContainsFunc(pt.Offsets, func(o groupstate.CommittedOffset) bool { return o.GroupID == group }) {
-					pd.PendingTransactions = append(pd.PendingTransactions, pt)
-				}
-			}
-		}
-		doc.Violations = append(doc.Violations, violationLines(e)...)
-		doc.Partitions = append(doc.Partitions, pd)
+	if !f.live.follow {
+		return nil
 	}
-	return doc
+	return r.Follow(cmd.Context(), f.live.interval, func() error {
+		fmt.Fprintf(stderr, "--- %s: state updated\n", time.Now().UTC().Format(time.RFC3339))
+		return emit()
+	})
 }
 
-func printDescribe(w io.Writer, doc describeDoc, width int) {
-	for _, p := range doc.Partitions {
-		replayed := plural(p.Records, "record") + " replayed"
-		if p.Snapshot != nil {
-			replayed = fmt.Sprintf("snapshot at offset %d and %s replayed after it", p.Snapshot.NextOffset, plural(p.Records, "record"))
+func printDescribe(w io.Writer, r *session.Replayed, d query.Description, width int) {
+	for i, p := range r.Partitions {
+		pd := &d.Partitions[i]
+		replayed := plural(p.RecordsReplayed(), "record") + " replayed"
+		if s := p.Snapshot(); s != nil {
+			replayed = fmt.Sprintf("snapshot at offset %d and %s replayed after it", s.NextOffset, plural(p.RecordsReplayed(), "record"))
 		}
 		fmt.Fprintf(w, "Partition %d: state at %s (next offset %d, %s, Kafka %s rules)\n",
-			p.Partition, positionLabel(p.Position), p.NextOffset, replayed, doc.KafkaVersion)
-		if len(p.Groups) == 0 {
+			p.Engine.Partition(), p.Position.Label(), p.Engine.NextOffset(), replayed, r.Options.Version)
+		groups := 0
+		for g := range pd.Groups() {
+			fmt.Fprintln(w)
+			printGroup(w, g, pd.View.Offsets(g.GroupID), d.Names, width)
+			groups++
+		}
+		if groups == 0 {
 			fmt.Fprintln(w, "  no groups")
 		}
-		for _, g := range p.Groups {
-			fmt.Fprintln(w)
-			printGroup(w, p.withOffsets(g), doc.names, width)
-		}
-		if len(p.OrphanOffsets) > 0 {
+		if len(pd.OrphanOffsets) > 0 {
 			fmt.Fprintf(w, "\nCommitted offsets of groups that no longer exist:\n")
-			printOffsets(w, p.OrphanOffsets, true, width)
+			printOffsets(w, pd.OrphanOffsets, true, width)
 		}
-		for _, pt := range p.PendingTransactions {
+		for _, pt := range pd.PendingTransactions {
 			fmt.Fprintf(w, "\nOpen transaction of producer %d (pending, not visible as committed offsets):\n", pt.ProducerID)
 			printOffsets(w, pt.Offsets, true, width)
 		}
 		fmt.Fprintln(w)
 	}
-	for _, v := range doc.Violations {
-		fmt.Fprintf(w, "violation: %s\n", v.Error)
+	for _, p := range r.Partitions {
+		for _, v := range jsondoc.Violations(p.Engine) {
+			fmt.Fprintf(w, "violation: %s\n", v.Error)
+		}
 	}
-}
-
-func strp(s *string) string {
-	if s == nil {
-		return "-"
-	}
-	return *s
-}
-
-func int32p(v *int32) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.Itoa(int(*v))
 }
 
 func topicLabel(id groupstate.Uuid, names map[string]string) string {
@@ -278,14 +161,6 @@ func partitionsLabel[T any](tps []T, get func(T) (groupstate.Uuid, []int32), nam
 	return strings.Join(parts, ";")
 }
 
-func intsLabel(ps []int32) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = strconv.Itoa(int(p))
-	}
-	return strings.Join(s, ",")
-}
-
 func withEpochs(t groupstate.TopicPartitionsWithEpochs) (groupstate.Uuid, []int32) {
 	return t.TopicID, t.Partitions
 }
@@ -307,7 +182,7 @@ func tasksLabel[T any](ts []T, get func(T) (string, []int32)) string {
 func taskE(t groupstate.TaskIDsWithEpochs) (string, []int32) { return t.SubtopologyID, t.Partitions }
 func task(t groupstate.TaskIDs) (string, []int32)            { return t.SubtopologyID, t.Partitions }
 
-func printGroup(w io.Writer, g describeGroupDoc, names map[string]string, width int) {
+func printGroup(w io.Writer, g groupstate.Group, offs []groupstate.CommittedOffset, names map[string]string, width int) {
 	switch {
 	case g.Classic != nil:
 		printClassicGroup(w, g.GroupID, g.Classic, width)
@@ -318,8 +193,8 @@ func printGroup(w io.Writer, g describeGroupDoc, names map[string]string, width 
 	case g.Streams != nil:
 		printStreamsGroup(w, g.GroupID, g.Streams, width)
 	}
-	if len(g.Offsets) > 0 {
-		printOffsets(w, g.Offsets, false, width)
+	if len(offs) > 0 {
+		printOffsets(w, offs, false, width)
 	}
 }
 
@@ -454,138 +329,4 @@ func printStreamsGroup(w io.Writer, id string, s *groupstate.StreamsGroup, width
 		}
 		t.Write(w, width)
 	}
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func printOffsets(w io.Writer, offs []groupstate.CommittedOffset, withGroup bool, width int) {
-	header := []string{"TOPIC", "PARTITION", "COMMITTED-OFFSET", "LEADER-EPOCH", "METADATA", "COMMITTED-AT", "RECORD-OFFSET"}
-	if withGroup {
-		header = append([]string{"GROUP"}, header...)
-	}
-	t := termtext.NewTable("  ", header...).Demote("LEADER-EPOCH", "RECORD-OFFSET")
-	for _, o := range offs {
-		cells := []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.CommittedOffset, 10), epochCell(o.LeaderEpoch),
-			strconv.Quote(o.Metadata), msTime(o.CommitTimestamp), strconv.FormatInt(o.RecordOffset, 10)}
-		if withGroup {
-			cells = append([]string{o.GroupID}, cells...)
-		}
-		t.Add(cells...)
-	}
-	t.Write(w, width)
-}
-
-// writeDescribeJSON writes doc exactly as json.Encoder with two-space indentation and no HTML
-// escaping would, but one group at a time, each with its offsets read from the state just
-// then: the whole document is never held.
-func writeDescribeJSON(w *bufio.Writer, doc describeDoc) error {
-	js := &jsonStream{w: w}
-	js.raw("{\n")
-	js.field(1, "schemaVersion", doc.SchemaVersion, true)
-	js.field(1, "kafkaVersion", doc.KafkaVersion, true)
-	js.field(1, "atOffset", doc.AtOffset, true)
-	if doc.AtTime != nil {
-		js.field(1, "atTime", doc.AtTime, true)
-	}
-	js.raw(indent(1) + `"partitions": [`)
-	for i := range doc.Partitions {
-		p := &doc.Partitions[i]
-		js.sep(i, 2)
-		js.raw("{\n")
-		js.field(3, "partition", p.Partition, true)
-		js.field(3, "nextOffset", p.NextOffset, true)
-		if p.Position != nil {
-			js.field(3, "position", p.Position, true)
-		}
-		js.field(3, "recordsReplayed", p.Records, true)
-		if p.Snapshot != nil {
-			js.field(3, "snapshot", p.Snapshot, true)
-		}
-		if len(p.TopicNames) > 0 {
-			js.field(3, "topicNames", p.TopicNames, true)
-		}
-		js.raw(indent(3) + `"groups": [`)
-		for j := range p.Groups {
-			js.sep(j, 4)
-			g := p.Groups[j].Group
-			js.value(4, groupJSON(g, p.state.Offsets(g.GroupID), doc.names))
-		}
-		js.close(len(p.Groups), 3, "]")
-		if len(p.OrphanOffsets) > 0 {
-			js.raw(",\n")
-			js.field(3, "orphanOffsets", offsetsJSON(p.OrphanOffsets), false)
-		}
-		if len(p.PendingTransactions) > 0 {
-			js.raw(",\n")
-			js.field(3, "pendingTransactions", pendingJSON(p.PendingTransactions), false)
-		}
-		js.raw("\n" + indent(2) + "}")
-	}
-	js.close(len(doc.Partitions), 1, "]")
-	if len(doc.Violations) > 0 {
-		js.raw(",\n")
-		js.field(1, "violations", doc.Violations, false)
-	}
-	js.raw("\n}\n")
-	return js.err
-}
-
-// jsonStream writes an indented JSON document piece by piece, matching json.Encoder's
-// SetIndent("", "  ") output with HTML escaping off.
-type jsonStream struct {
-	w   *bufio.Writer
-	err error
-	buf bytes.Buffer
-}
-
-func indent(depth int) string { return strings.Repeat("  ", depth) }
-
-func (j *jsonStream) raw(s string) {
-	if j.err == nil {
-		_, j.err = j.w.WriteString(s)
-	}
-}
-
-// value writes v indented as an element at depth.
-func (j *jsonStream) value(depth int, v any) {
-	if j.err != nil {
-		return
-	}
-	j.buf.Reset()
-	enc := json.NewEncoder(&j.buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(indent(depth), "  ")
-	if j.err = enc.Encode(v); j.err == nil {
-		_, j.err = j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
-	}
-}
-
-// field writes `"name": value` at depth, with a comma and newline when more follow.
-func (j *jsonStream) field(depth int, name string, v any, more bool) {
-	j.raw(indent(depth) + strconv.Quote(name) + ": ")
-	j.value(depth, v)
-	if more {
-		j.raw(",\n")
-	}
-}
-
-// sep starts element i of an array whose elements are at depth.
-func (j *jsonStream) sep(i, depth int) {
-	if i > 0 {
-		j.raw(",")
-	}
-	j.raw("\n" + indent(depth))
-}
-
-// close ends an array of n elements whose key is at depth.
-func (j *jsonStream) close(n, depth int, bracket string) {
-	if n > 0 {
-		j.raw("\n" + indent(depth))
-	}
-	j.raw(bracket)
 }

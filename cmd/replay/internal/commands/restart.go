@@ -1,16 +1,11 @@
-package main
+package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
+	"github.com/coordlog/coordlog/replay/jsondoc"
 	"github.com/spf13/cobra"
-
-	"github.com/coordlog/coordlog/groupstate"
-	"github.com/coordlog/coordlog/replay"
-	"github.com/coordlog/coordlog/replay/recovery"
 )
 
 type restartFlags struct {
@@ -40,7 +35,7 @@ that both give the same state.`,
 			return runRestart(cmd, &f, stdout, stderr)
 		},
 	}
-	f.register(cmd)
+	f.replayFlags.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.db, "db", "", "the coordlog database directory")
 	fl.StringVar(&f.format, "format", "text", "text or json")
@@ -48,94 +43,44 @@ that both give the same state.`,
 	return cmd
 }
 
-// restartDoc is one partition of restart's JSON output.
-type restartDoc struct {
-	Partition      int32    `json:"partition"`
-	Snapshot       string   `json:"snapshot,omitempty"` // empty: full replay
-	SnapshotOffset int64    `json:"snapshotOffset"`
-	TailRecords    int64    `json:"tailRecords"`
-	TailBatches    int64    `json:"tailBatches"`
-	NextOffset     int64    `json:"nextOffset"`
-	Groups         int      `json:"groups"`
-	Offsets        int      `json:"offsets"`
-	VerifyMs       float64  `json:"verifyMs"`
-	DecodeMs       float64  `json:"decodeMs"`
-	RestoreMs      float64  `json:"restoreMs"`
-	TailMs         float64  `json:"tailMs"`
-	CheckMs        float64  `json:"checkMs"`
-	TotalMs        float64  `json:"totalMs"`
-	Messages       []string `json:"messages,omitempty"`
-	FullReplayMs   *float64 `json:"fullReplayMs,omitempty"`
-	SameState      *bool    `json:"sameState,omitempty"`
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) error {
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format must be text or json, not %q", f.format)}
 	}
-	opts, _, err := f.options()
+	opts, err := f.options()
 	if err != nil {
 		return err
 	}
-	l, store, err := openDB(f.db, nil)
+	db, err := openDB(f.db, nil)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	_, positions, err := f.positionsOn(cmd, l, stderr)
+	defer db.Close()
+	positions, err := f.positionsOn(cmd, db.Log, stderr)
 	if err != nil {
 		return err
 	}
-	var docs []restartDoc
+	doc := jsondoc.Restart{SchemaVersion: jsondoc.SchemaVersion}
 	differ := 0
 	for _, pos := range positions {
-		p := pos.Partition
-		rec, err := recovery.RecoverTo(cmd.Context(), l, store, p, recoveryOptions(opts), pos.Until)
+		r, err := db.Restart(cmd.Context(), pos, opts, true, f.compareFull)
 		if err != nil {
 			return err
 		}
-		e := rec.Engine
-		d := restartDoc{
-			Partition: p, SnapshotOffset: rec.SnapshotOffset, TailRecords: rec.TailRecords, TailBatches: rec.TailBatches,
-			NextOffset: e.NextOffset(), Groups: e.State().NumGroups(), Offsets: e.State().NumOffsets(),
-			VerifyMs: ms(rec.Verify), DecodeMs: ms(rec.Decode), RestoreMs: ms(rec.Restore), TailMs: ms(rec.Tail), CheckMs: ms(rec.Check), TotalMs: ms(rec.Total()),
-			Messages: rec.Messages(),
-		}
-		if rec.Snapshot != nil {
-			d.Snapshot = rec.Snapshot.Name
-		}
-		if f.compareFull {
-			start := time.Now()
-			full := replay.New(p, opts)
-			if err := full.Run(cmd.Context(), l, pos.Until); err != nil {
-				return fmt.Errorf("partition %d: full replay: %w", p, err)
-			}
-			t := ms(time.Since(start))
-			same := groupstate.Equal(full.State(), e.State()) && full.NextOffset() == e.NextOffset()
-			d.FullReplayMs, d.SameState = &t, &same
-			if !same {
-				differ++
-				for _, line := range groupstate.Diff(full.State(), e.State(), 20) {
-					fmt.Fprintf(stderr, "partition %d: differs from full replay: %s\n", p, line)
-				}
+		if r.Full != nil && !r.Full.Same {
+			differ++
+			for _, line := range r.Full.Diff {
+				fmt.Fprintf(stderr, "partition %d: differs from full replay: %s\n", pos.Partition, line)
 			}
 		}
-		docs = append(docs, d)
+		doc.Partitions = append(doc.Partitions, jsondoc.RestartOf(pos.Partition, r))
 	}
 	if f.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		doc := struct {
-			SchemaVersion int          `json:"schemaVersion"`
-			Partitions    []restartDoc `json:"partitions"`
-		}{schemaVersion, docs}
-		if err := enc.Encode(doc); err != nil {
+		if err := jsondoc.NewEncoder(stdout).Encode(doc); err != nil {
 			return err
 		}
 	} else {
-		for _, d := range docs {
+		for _, d := range doc.Partitions {
 			printRestart(stdout, d)
 		}
 	}
@@ -145,7 +90,7 @@ func runRestart(cmd *cobra.Command, f *restartFlags, stdout, stderr io.Writer) e
 	return nil
 }
 
-func printRestart(w io.Writer, d restartDoc) {
+func printRestart(w io.Writer, d jsondoc.RestartPartition) {
 	for _, m := range d.Messages {
 		fmt.Fprintf(w, "partition %d: %s\n", d.Partition, m)
 	}

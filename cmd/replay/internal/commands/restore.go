@@ -1,9 +1,8 @@
-package main
+package commands
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,15 @@ import (
 	"github.com/coordlog/coordlog/cluster"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/termtext"
+	"github.com/coordlog/coordlog/replay/jsondoc"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type restoreFlags struct {
-	offsetsFlags
+	replayFlags
+	selectionFlags
+	live            liveFlags
+	format          string
 	execute         bool
 	dryRun          bool
 	waitForEmpty    time.Duration
@@ -58,9 +62,9 @@ the group's offsets back and checks each one; any difference exits 1.`,
 			return runRestore(cmd, path, &f, stdout, stderr)
 		},
 	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&f.fromSnapshot, "from-snapshot", false, fromSnapshotUsage)
-	f.registerSelection(cmd)
+	f.replayFlags.register(cmd)
+	f.registerFromSnapshot(cmd)
+	f.selectionFlags.register(cmd)
 	f.live.registerAs(cmd, "offsets-topic")
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "table", "table or json")
@@ -69,19 +73,6 @@ the group's offsets back and checks each one; any difference exits 1.`,
 	fl.DurationVar(&f.waitForEmpty, "wait-for-empty", 0, "with --execute: wait up to this long for the group's members to leave")
 	fl.BoolVar(&f.allowOutOfRange, "allow-out-of-range", false, "also commit offsets outside their partition's log now (consumers then reset by auto.offset.reset)")
 	return cmd
-}
-
-// restoreDoc is restore's JSON document.
-type restoreDoc struct {
-	SchemaVersion int              `json:"schemaVersion"`
-	Bootstrap     string           `json:"bootstrapServer"`
-	Source        string           `json:"source"`
-	AtOffset      *int64           `json:"atOffset"`
-	AtTime        *string          `json:"atTime,omitempty"`
-	Partitions    []partitionDoc   `json:"partitions"`
-	Plan          cluster.Plan     `json:"plan"`
-	Executed      bool             `json:"executed"`
-	Applied       *cluster.Applied `json:"applied,omitempty"`
 }
 
 func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr io.Writer) error {
@@ -99,37 +90,24 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 	case f.waitForEmpty < 0:
 		return usageError{errors.New("--wait-for-empty must not be negative")}
 	}
-	flt, err := f.filter()
+	sel, err := f.selection()
 	if err != nil {
 		return err
 	}
-	var r *replayed
+	rr := replayRequest{path: path}
 	if path == "" {
-		r, err = replayLive(cmd, &f.replayFlags, &f.live, stderr)
-	} else {
-		r, err = replayInput(cmd, path, &f.replayFlags, nil, stderr)
+		rr.live = &f.live // the cluster's own __consumer_offsets
 	}
+	r, err := replayInput(cmd, &f.replayFlags, rr, stderr)
 	if err != nil {
 		return err
 	}
-	defer r.close()
-	if err := groupExists(r, f.group); err != nil {
+	defer r.Source.Close()
+	if err := r.FindGroup(f.group); err != nil {
 		return err
 	}
-	var restore []groupstate.CommittedOffset
-	logType := groupstate.GroupTypeClassic
-	for _, res := range r.results {
-		st := res.Engine.State()
-		for _, o := range st.Offsets(f.group) {
-			if flt.Keep(o.Topic, o.Partition) {
-				restore = append(restore, o)
-			}
-		}
-		if t, ok := st.GroupType(f.group); ok {
-			logType = t
-		}
-	}
-	for _, m := range flt.Missing(restore) {
+	restore, logType := sel.GroupOffsets(r.Views())
+	for _, m := range sel.Filter.Missing(restore) {
 		fmt.Fprintf(stderr, "note: group %s has no committed offset of %s at the restore point\n", f.group, m)
 	}
 	c, err := f.live.cluster()
@@ -137,74 +115,84 @@ func runRestore(cmd *cobra.Command, path string, f *restoreFlags, stdout, stderr
 		return err
 	}
 	defer c.Close()
-	ctx := cmd.Context()
-	plan, err := planRestore(ctx, c, f, logType, restore)
+	plan, err := planRestore(cmd.Context(), c, f, logType, restore)
 	if err != nil {
 		return err
 	}
-	doc := restoreDoc{SchemaVersion: schemaVersion, Bootstrap: f.live.bootstrap, Source: r.in.path, Partitions: partitionDocs(r), Plan: plan}
-	doc.AtOffset, doc.AtTime = pointDoc(r.at)
+	doc := jsondoc.NewRestore(r, f.live.bootstrap, plan)
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if f.format == "table" {
-		printPlan(out, r, &plan, f.live.bootstrap, widthOf(stdout))
+		printPlan(out, r, &doc.Plan, f.live.bootstrap, widthOf(stdout))
 		out.Flush()
 	}
-	if f.execute && len(plan.Refusals) > 0 && f.waitForEmpty > 0 && !plan.Live.Empty() {
-		fmt.Fprintf(stderr, "waiting up to %s for the %s of %s to leave\n", f.waitForEmpty, plural(int64(len(plan.Live.Members)), "member"), f.group)
-		wctx, cancel := context.WithTimeout(ctx, f.waitForEmpty)
-		_, werr := c.WaitForEmpty(wctx, f.group, time.Second)
-		cancel()
-		if werr != nil {
-			return werr
-		}
-		if plan, err = planRestore(ctx, c, f, logType, restore); err != nil {
-			return err
-		}
-		doc.Plan = plan
-		if f.format == "table" {
-			fmt.Fprintln(out, "\nthe group is empty now; the plan again:")
-			printPlan(out, r, &plan, f.live.bootstrap, widthOf(stdout))
-			out.Flush()
-		}
-	}
-	finish := func(err error) error {
-		if f.format == "json" {
-			enc := json.NewEncoder(out)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(doc); jerr != nil {
-				return jerr
-			}
-		}
+	if err := waitForEmpty(cmd.Context(), c, f, r, &doc.Plan, logType, restore, out, widthOf(stdout), stderr); err != nil {
 		return err
 	}
+	err = commitRestore(cmd.Context(), c, f, doc, out, widthOf(stdout))
+	if f.format == "json" {
+		enc := jsondoc.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		if jerr := enc.Encode(doc); jerr != nil {
+			return jerr
+		}
+	}
+	return err
+}
+
+// waitForEmpty, with --execute and --wait-for-empty, waits for the members of a group that
+// refuses the plan to leave, then plans again.
+func waitForEmpty(ctx context.Context, c *cluster.Client, f *restoreFlags, r *session.Replayed, plan *cluster.Plan, logType groupstate.GroupType, restore []groupstate.CommittedOffset, out *bufio.Writer, width int, stderr io.Writer) error {
+	if !f.execute || len(plan.Refusals) == 0 || f.waitForEmpty <= 0 || plan.Live.Empty() {
+		return nil
+	}
+	fmt.Fprintf(stderr, "waiting up to %s for the %s of %s to leave\n", f.waitForEmpty, plural(int64(len(plan.Live.Members)), "member"), f.group)
+	wctx, cancel := context.WithTimeout(ctx, f.waitForEmpty)
+	_, err := c.WaitForEmpty(wctx, f.group, time.Second)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if *plan, err = planRestore(ctx, c, f, logType, restore); err != nil {
+		return err
+	}
+	if f.format == "table" {
+		fmt.Fprintln(out, "\nthe group is empty now; the plan again:")
+		printPlan(out, r, plan, f.live.bootstrap, width)
+		out.Flush()
+	}
+	return nil
+}
+
+// commitRestore refuses the plan, stops at the dry run, or commits it and reads it back,
+// recording what was applied in doc.
+func commitRestore(ctx context.Context, c *cluster.Client, f *restoreFlags, doc *jsondoc.Restore, out io.Writer, width int) error {
+	plan := &doc.Plan
 	if len(plan.Refusals) > 0 {
 		msg := fmt.Sprintf("restore of %s refused: nothing committed", f.group)
 		if !f.execute {
 			msg = fmt.Sprintf("restore of %s would be refused (dry run: nothing committed)", f.group)
 		}
-		return finish(exitCodeError{code: exitFailure, msg: msg})
+		return exitCodeError{code: ExitFailure, msg: msg}
 	}
-	commits := plan.Commits()
 	if !f.execute {
 		if f.format == "table" {
-			fmt.Fprintf(out, "dry run (the default): nothing committed; --execute commits %s\n", plural(int64(len(commits)), "offset"))
+			fmt.Fprintf(out, "dry run (the default): nothing committed; --execute commits %s\n", plural(int64(len(plan.Commits())), "offset"))
 		}
-		return finish(nil)
+		return nil
 	}
-	applied, err := c.Apply(ctx, &plan)
+	applied, err := c.Apply(ctx, plan)
 	if err != nil {
-		return finish(err)
+		return err
 	}
 	doc.Executed, doc.Applied = true, &applied
 	if f.format == "table" {
-		printApplied(out, &applied, f.group, widthOf(stdout))
+		printApplied(out, &applied, f.group, width)
 	}
 	if !applied.OK() {
-		return finish(exitCodeError{code: exitFailure, msg: fmt.Sprintf("restore of %s incomplete: see the read-back above", f.group)})
+		return exitCodeError{code: ExitFailure, msg: fmt.Sprintf("restore of %s incomplete: see the read-back above", f.group)}
 	}
-	return finish(nil)
+	return nil
 }
 
 func planRestore(ctx context.Context, c *cluster.Client, f *restoreFlags, logType groupstate.GroupType, restore []groupstate.CommittedOffset) (cluster.Plan, error) {
@@ -215,11 +203,11 @@ func planRestore(ctx context.Context, c *cluster.Client, f *restoreFlags, logTyp
 	return cluster.NewPlan(f.group, logType, restore, live, cluster.PlanOptions{AllowOutOfRange: f.allowOutOfRange}), nil
 }
 
-func printPlan(w io.Writer, r *replayed, p *cluster.Plan, bootstrap string, width int) {
+func printPlan(w io.Writer, r *session.Replayed, p *cluster.Plan, bootstrap string, width int) {
 	fmt.Fprintf(w, "Restore of group %s (%s group at the restore point) to %s\n", p.Group, p.LogType, bootstrap)
-	for i, res := range r.results {
-		if _, ok := res.Engine.State().GroupType(p.Group); ok || len(res.Engine.State().Offsets(p.Group)) > 0 {
-			fmt.Fprintf(w, "  restore point: %s partition %d at %s\n", r.in.path, res.Engine.Partition(), positionLabel(r.position(i)))
+	for _, rp := range r.Partitions {
+		if _, ok := rp.Engine.State().GroupType(p.Group); ok || len(rp.Engine.State().Offsets(p.Group)) > 0 {
+			fmt.Fprintf(w, "  restore point: %s partition %d at %s\n", r.Source.Name, rp.Engine.Partition(), rp.Position.Label())
 		}
 	}
 	g := p.Live

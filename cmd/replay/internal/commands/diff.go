@@ -1,20 +1,22 @@
-package main
+package commands
 
 import (
 	"bufio"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/jsondoc"
 	"github.com/coordlog/coordlog/replay/query"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type diffFlags struct {
@@ -73,33 +75,13 @@ docs/json/diff.schema.json.`,
 	return cmd
 }
 
-// diffSideDoc says what one side of a diff is.
-type diffSideDoc struct {
-	Source string `json:"source"`
-	// Start is the start of the log (an empty state): a diff of one input without --since or
-	// --from-offset.
-	Start      bool           `json:"start,omitempty"`
-	AtOffset   *int64         `json:"atOffset"`
-	AtTime     *string        `json:"atTime,omitempty"`
-	Partitions []partitionDoc `json:"partitions"`
-}
-
-type diffDoc struct {
-	SchemaVersion int               `json:"schemaVersion"`
-	KafkaVersion  string            `json:"kafkaVersion"`
-	From          diffSideDoc       `json:"from"`
-	To            diffSideDoc       `json:"to"`
-	Changes       []query.Change    `json:"changes"`
-	Summary       []query.KindCount `json:"summary"`
-}
-
 // sidePoint parses one side's flags (a time or an offset list) with what it defaults to.
 func sidePoint(timeFlag, timeName string, offs []string, offName string, def query.Point) (query.Point, error) {
 	switch {
 	case timeFlag != "" && len(offs) > 0:
 		return def, usageError{fmt.Errorf("give --%s or --%s, not both", timeName, offName)}
 	case timeFlag != "":
-		t, err := query.ParseTime(timeFlag, now())
+		t, err := query.ParseTime(timeFlag, Now())
 		if err != nil {
 			return def, usageError{fmt.Errorf("--%s: %w", timeName, err)}
 		}
@@ -128,18 +110,18 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opts, mode, err := f.options()
+	opts, err := f.options()
 	if err != nil {
 		return err
 	}
 	var a, b query.Side
-	var docA, docB diffSideDoc
+	var docA, docB jsondoc.DiffSide
 	if len(args) == 1 {
-		a, b, docA, docB, err = diffOneInput(cmd, args[0], f, atA, atB, opts, mode, stderr)
+		a, b, docA, docB, err = diffOneInput(cmd, args[0], f, atA, atB, opts, stderr)
 	} else {
-		a, docA, err = diffSide(cmd, args[0], f, atA, opts, mode, stderr)
+		a, docA, err = diffSide(cmd, args[0], f, atA, opts, stderr)
 		if err == nil {
-			b, docB, err = diffSide(cmd, args[1], f, atB, opts, mode, stderr)
+			b, docB, err = diffSide(cmd, args[1], f, atB, opts, stderr)
 		}
 	}
 	if err != nil {
@@ -151,126 +133,94 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 			return err
 		}
 	}
-	out := bufio.NewWriter(stdout)
-	defer out.Flush()
 	if f.format == "json" {
-		doc := diffDoc{SchemaVersion: schemaVersion, KafkaVersion: opts.Version.String(), From: docA, To: docB, Changes: changes, Summary: query.Summarize(changes)}
-		if doc.Changes == nil {
-			doc.Changes = []query.Change{}
-		}
-		enc := json.NewEncoder(out)
+		enc := jsondoc.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := enc.Encode(jsondoc.NewDiff(opts.Version.String(), docA, docB, changes)); err != nil {
 			return err
 		}
 	} else {
+		out := bufio.NewWriter(stdout)
 		printDiff(out, docA, docB, changes, widthOf(stdout))
+		if err := out.Flush(); err != nil {
+			return err
+		}
 	}
 	if f.exitCode && len(changes) > 0 {
-		out.Flush()
-		return exitCodeError{code: exitFindings, msg: plural(int64(len(changes)), "change")}
+		return exitCodeError{code: ExitFindings, msg: plural(int64(len(changes)), "change")}
 	}
 	return nil
 }
 
 // diffOneInput replays each partition once: up to the first point, where the state is copied,
 // then on to the second.
-func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, query.Side, diffSideDoc, diffSideDoc, error) {
-	fromStart := f.since == "" && len(f.fromOffset) == 0
-	var a, b query.Side
-	var da, db diffSideDoc
-	in, err := openInput(cmd, path, mode)
+func diffOneInput(cmd *cobra.Command, path string, f *diffFlags, atA, atB query.Point, opts replay.Options, stderr io.Writer) (a, b query.Side, da, db jsondoc.DiffSide, err error) {
+	src, err := openInput(cmd, path, opts.Mode)
 	if err != nil {
 		return a, b, da, db, err
 	}
-	defer in.close()
+	defer src.Close()
 	sel := f.partitions
 	if len(sel) == 0 {
-		sel = mergePartitions(atA.Partitions(), atB.Partitions())
-	}
-	parts, err := selectFor(in, sel, query.End())
-	if err != nil {
-		return a, b, da, db, err
-	}
-	var pa []query.Position
-	if fromStart {
-		for _, p := range parts {
-			pa = append(pa, query.Position{Partition: p, Point: "start", Until: 0, FirstOffset: -1, NextOffset: -1})
+		sel = atA.Partitions()
+		for _, p := range atB.Partitions() {
+			if !slices.Contains(sel, p) {
+				sel = append(sel, p)
+			}
 		}
-	} else if pa, err = resolve(cmd, in, parts, atA, stderr); err != nil {
-		return a, b, da, db, err
 	}
-	pb, err := resolve(cmd, in, parts, atB, stderr)
+	parts, err := session.Select(src, sel, query.End())
 	if err != nil {
-		return a, b, da, db, err
+		return a, b, da, db, commandLine(err)
 	}
-	da = diffSideDoc{Source: in.path}
-	db = diffSideDoc{Source: in.path}
-	da.AtOffset, da.AtTime = pointDoc(atA)
-	db.AtOffset, db.AtTime = pointDoc(atB)
+	fromStart := f.since == "" && len(f.fromOffset) == 0
+	pa := query.AtStart(parts)
+	if !fromStart {
+		if pa, err = session.Resolve(cmd.Context(), src, parts, atA, trace(stderr)); err != nil {
+			return a, b, da, db, commandLine(err)
+		}
+	}
+	pb, err := session.Resolve(cmd.Context(), src, parts, atB, trace(stderr))
+	if err != nil {
+		return a, b, da, db, commandLine(err)
+	}
+	da, db = jsondoc.DiffSide{Source: src.Name}, jsondoc.DiffSide{Source: src.Name}
+	da.AtOffset, da.AtTime = jsondoc.Point(atA)
+	db.AtOffset, db.AtTime = jsondoc.Point(atB)
 	if fromStart {
 		da.AtTime, da.Start = nil, true
 	}
-	for i, p := range parts {
-		if pa[i].Until > pb[i].Until {
-			return a, b, da, db, usageError{fmt.Errorf("partition %d: the first point (%s) is after the second (%s): swap them", p, positionLabel(&pa[i]), positionLabel(&pb[i]))}
+	a, b, err = session.Between(cmd.Context(), src, pa, pb, opts, func(e *replay.Engine, atFirst bool) {
+		if atFirst {
+			da.Partitions = append(da.Partitions, jsondoc.PartitionOf(e, &pa[len(da.Partitions)]))
+			return
 		}
-		e := replay.New(p, opts)
-		if err := e.Run(cmd.Context(), in, pa[i].Until); err != nil {
-			in.printReport(stderr)
-			return a, b, da, db, fmt.Errorf("%w (use --forensic to record it and continue)", err)
-		}
-		a = append(a, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
-		da.Partitions = append(da.Partitions, sidePartition(e, &pa[i]))
-		if err := e.Run(cmd.Context(), in, pb[i].Until); err != nil {
-			in.printReport(stderr)
-			return a, b, da, db, fmt.Errorf("%w (use --forensic to record it and continue)", err)
-		}
-		b = append(b, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
-		db.Partitions = append(db.Partitions, sidePartition(e, &pb[i]))
-		printEngineViolations(stderr, e)
+		db.Partitions = append(db.Partitions, jsondoc.PartitionOf(e, &pb[len(db.Partitions)]))
+		printViolations(stderr, e)
+	})
+	if re := (*session.RequestError)(nil); !errors.As(err, &re) {
+		printReport(src, stderr) // what the replay read, unless the points were refused first
 	}
-	in.printReport(stderr)
-	return a, b, da, db, nil
-}
-
-func sidePartition(e *replay.Engine, p *query.Position) partitionDoc {
-	d := partitionDoc{Partition: e.Partition(), NextOffset: e.NextOffset()}
-	if !p.AtEnd() {
-		d.Position = p
-	}
-	return d
-}
-
-func mergePartitions(a, b []int32) []int32 {
-	seen := map[int32]bool{}
-	var out []int32
-	for _, p := range append(append([]int32(nil), a...), b...) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out
+	return a, b, da, db, commandLine(err)
 }
 
 // diffSide replays one input at its point (the two-input diff).
-func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opts replay.Options, mode eventlog.Mode, stderr io.Writer) (query.Side, diffSideDoc, error) {
-	rf := f.replayFlags
-	rf.pointFlags = pointFlags{}
-	in, err := openInput(cmd, path, mode)
+func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opts replay.Options, stderr io.Writer) (query.Side, jsondoc.DiffSide, error) {
+	src, err := openInput(cmd, path, opts.Mode)
 	if err != nil {
-		return nil, diffSideDoc{}, err
+		return nil, jsondoc.DiffSide{}, err
 	}
-	defer in.close()
-	r, err := replaySelected(cmd, in, &rf, at, opts, nil, false, stderr)
+	defer src.Close()
+	r, err := session.Replay(cmd.Context(), src, session.Request{Partitions: f.partitions, At: at, Options: opts, Trace: trace(stderr)})
 	if err != nil {
-		return nil, diffSideDoc{}, err
+		return nil, jsondoc.DiffSide{}, commandLine(err)
 	}
-	d := diffSideDoc{Source: in.path, Partitions: partitionDocs(r)}
-	d.AtOffset, d.AtTime = pointDoc(at)
-	return query.Capture(r.states(nil)), d, nil
+	for _, p := range r.Partitions {
+		printViolations(stderr, p.Engine)
+	}
+	d := jsondoc.DiffSide{Source: src.Name, Partitions: jsondoc.Partitions(r)}
+	d.AtOffset, d.AtTime = jsondoc.Point(at)
+	return query.Capture(r.States(nil)), d, nil
 }
 
 // groupInSides returns an UnknownGroupError when --group names a group neither side has.
@@ -295,7 +245,7 @@ func groupInSides(group string, sides ...query.Side) error {
 	return &query.UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: query.Suggest(group, candidates, 5)}
 }
 
-func sideLabel(d diffSideDoc) string {
+func sideLabel(d jsondoc.DiffSide) string {
 	if d.Start {
 		return d.Source + " at the start of the log (an empty state)"
 	}
@@ -306,7 +256,7 @@ func sideLabel(d diffSideDoc) string {
 	var parts []string
 	for _, p := range d.Partitions {
 		if p.Position != nil {
-			parts = append(parts, fmt.Sprintf("p%d at %s", p.Partition, positionLabel(p.Position)))
+			parts = append(parts, fmt.Sprintf("p%d at %s", p.Partition, p.Position.Label()))
 		}
 	}
 	at := "at the end of the log"
@@ -316,7 +266,7 @@ func sideLabel(d diffSideDoc) string {
 	return d.Source + " " + at
 }
 
-func printDiff(w io.Writer, a, b diffSideDoc, changes []query.Change, width int) {
+func printDiff(w io.Writer, a, b jsondoc.DiffSide, changes []query.Change, width int) {
 	fmt.Fprintf(w, "from %s\n  to %s\n", sideLabel(a), sideLabel(b))
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "no changes")

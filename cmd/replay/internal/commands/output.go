@@ -1,7 +1,8 @@
-package main
+package commands
 
 import (
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -152,4 +153,16 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// wrapWidth is the width text written to w wraps to: the width the command's stdout fits
+// (the terminal's, $COLUMNS, or 80), no limit with --wide.
+func wrapWidth(w io.Writer) int {
+	if f, ok := w.(*termtext.FitWriter); ok {
+		if f.Width <= 0 {
+			return math.MaxInt
+		}
+		return f.Width
+	}
+	return outputWidth(w)
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"errors"
@@ -11,39 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/eventlog/input"
-	"github.com/coordlog/coordlog/eventlog/pebblelog"
 	"github.com/coordlog/coordlog/internal/termtext"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
+	"github.com/coordlog/coordlog/replay/session"
 	"github.com/coordlog/coordlog/snapshot"
 )
-
-// snapshotDir is where a database keeps its snapshots (recovery.StoreDir).
-func snapshotDir(db string) string { return recovery.StoreDir(db) }
-
-// openDB opens the coordlog database at db (which must exist) read-only, and its snapshot
-// store: for writing snapshots (with retention) when so is set, else read-only.
-func openDB(db string, so *snapshot.Options) (*pebblelog.Log, *snapshot.Store, error) {
-	if db == "" {
-		return nil, nil, usageError{errors.New("--db is required")}
-	}
-	if !input.IsDatabase(db) {
-		return nil, nil, fmt.Errorf("%s is not a coordlog database (create one with replay import)", db)
-	}
-	l, err := pebblelog.Open(db, &pebblelog.Options{ReadOnly: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	if so == nil {
-		so = &snapshot.Options{ReadOnly: true}
-	}
-	st, err := snapshot.OpenStore(snapshotDir(db), *so)
-	if err != nil {
-		l.Close()
-		return nil, nil, err
-	}
-	return l, st, nil
-}
 
 func newSnapshotCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -95,7 +68,7 @@ K snapshots per partition.`,
 }
 
 func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stderr io.Writer) error {
-	opts, _, err := f.options()
+	opts, err := f.options()
 	if err != nil {
 		return err
 	}
@@ -103,65 +76,57 @@ func runSnapshotCreate(cmd *cobra.Command, f *snapshotCreateFlags, stdout, stder
 		return usageError{errors.New("--retain, --every-records and --every-bytes must not be negative")}
 	}
 	if f.db != "" && input.IsDatabase(f.db) {
-		held, err := lockDatabase(f.db, "replay snapshot create")
+		held, err := session.LockDatabase(f.db, "replay snapshot create")
 		if err != nil {
 			return err
 		}
 		defer held.Release()
 	}
-	l, store, err := openDB(f.db, &snapshot.Options{Retain: f.retain})
+	db, err := openDB(f.db, &snapshot.Options{Retain: f.retain})
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	_, positions, err := f.positionsOn(cmd, l, stderr)
+	defer db.Close()
+	positions, err := f.positionsOn(cmd, db.Log, stderr)
 	if err != nil {
 		return err
 	}
-	stamp := func() int64 { return now().UnixMilli() }
+	req := session.SnapshotRequest{Options: opts, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, PauseGC: true,
+		Now: func() int64 { return Now().UnixMilli() },
+		Periodic: func(p int32, in snapshot.Info) {
+			fmt.Fprintf(stdout, "partition %d: periodic snapshot %s at offset %d (%s)\n", p, in.Name, in.NextOffset, mb(in.Size))
+		},
+		Trace: &session.Trace{Restored: func(p int32, rec *recovery.Recovery) {
+			for _, m := range rec.Messages() {
+				fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
+			}
+		}},
+	}
 	if f.noTimestamp {
-		stamp = func() int64 { return 0 }
+		req.Now = nil
 	}
-	for _, pos := range positions {
-		p, until := pos.Partition, pos.Until
-		start := time.Now()
-		// Bring the state up to date from the newest snapshot of this log, writing periodic
-		// snapshots on the way when asked. A snapshot that cannot tell its log is not built on.
-		ropts := recoveryOptions(opts)
-		ropts.RequireLogIdentity = true
-		rec, err := recovery.RestoreNewest(l, store, p, ropts, until)
-		if err != nil {
-			return err
-		}
-		for _, m := range rec.Messages() {
-			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
-		}
-		e := rec.Engine
-		written, err := recovery.RunWithSnapshots(cmd.Context(), e, l, until, recovery.SnapshotPolicy{
-			Store: store, EveryRecords: f.everyRecords, EveryBytes: f.everyBytes, Now: stamp,
-			OnSnapshot: func(in snapshot.Info) {
-				fmt.Fprintf(stdout, "partition %d: periodic snapshot %s at offset %d (%s)\n", p, in.Name, in.NextOffset, mb(in.Size))
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("partition %d: %w", p, err)
-		}
-		if n := len(written); n > 0 && written[n-1].NextOffset == e.NextOffset() {
-			continue // the last periodic snapshot is already at the end
-		}
-		wstart := time.Now()
-		in, err := recovery.TakeSnapshot(store, l, e, stamp())
-		if err != nil {
-			return fmt.Errorf("partition %d: %w", p, err)
+	return db.TakeSnapshots(cmd.Context(), positions, req, func(t session.SnapshotTaken) error {
+		if t.Info == nil {
+			return nil // the last periodic snapshot is already at the end
 		}
 		from := "a full replay"
-		if rec.Snapshot != nil {
-			from = fmt.Sprintf("snapshot at offset %d", rec.SnapshotOffset)
+		if t.From.Snapshot != nil {
+			from = fmt.Sprintf("snapshot at offset %d", t.From.SnapshotOffset)
 		}
+		st := t.Engine.State()
 		fmt.Fprintf(stdout, "partition %d: snapshot %s at offset %d: %s, %s, %s written in %s (state from %s, %s)\n",
-			p, in.Name, in.NextOffset, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(wstart)), from, round(time.Since(start)))
+			t.Partition, t.Info.Name, t.Info.NextOffset, plural(int64(st.NumGroups()), "group"), plural(int64(st.NumOffsets()), "offset"), mb(t.Info.Size), round(t.Write), from, round(t.Total))
+		return nil
+	})
+}
+
+// openDB opens the coordlog database --db names, read-only, and its snapshot store: for
+// writing snapshots (with retention) when store is set, else read-only.
+func openDB(db string, store *snapshot.Options) (*session.Database, error) {
+	if db == "" {
+		return nil, usageError{errors.New("--db is required")}
 	}
-	return nil
+	return session.OpenDatabase(db, store)
 }
 
 func newSnapshotListCmd(stdout io.Writer) *cobra.Command {
@@ -178,7 +143,7 @@ reads whole files. Quarantined files (*.broken) are listed at the end.`,
 			if db == "" {
 				return usageError{errors.New("--db is required")}
 			}
-			store, err := snapshot.OpenStore(snapshotDir(db), snapshot.Options{ReadOnly: true})
+			store, err := snapshot.OpenStore(recovery.StoreDir(db), snapshot.Options{ReadOnly: true})
 			if err != nil {
 				return err
 			}
@@ -237,11 +202,12 @@ version, checksum, the name against the header, that it was taken from this data
 decodes and restores a state. It changes nothing (snapshot create moves corrupt files aside;
 verify only reports). The exit code is 1 when any snapshot is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, store, err := openDB(db, nil)
+			d, err := openDB(db, nil)
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer d.Close()
+			l, store := d.Log, d.Snapshots
 			names := args
 			if len(names) == 0 {
 				infos, err := store.List(-1)
@@ -279,7 +245,7 @@ verify only reports). The exit code is 1 when any snapshot is bad.`,
 					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(start)), note)
 			}
 			if bad > 0 {
-				return exitCodeError{code: exitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(len(names)), "snapshot"), pluralWord(bad, "is", "are"))}
+				return exitCodeError{code: ExitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(len(names)), "snapshot"), pluralWord(bad, "is", "are"))}
 			}
 			return nil
 		},
@@ -293,77 +259,4 @@ func counter(m snapshot.Meta, name string) string {
 		return fmt.Sprint(v)
 	}
 	return "-"
-}
-
-func mb(n int64) string {
-	if n < 1<<20 {
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d > time.Second:
-		return d.Round(time.Millisecond)
-	case d > time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	}
-	return d.Round(time.Microsecond)
-}
-
-// fromSnapshotUsage is the help of --from-snapshot on describe and offsets.
-const fromSnapshotUsage = "start from the newest valid snapshot in <db>/snapshots and replay only the log after it (coordlog databases only)"
-
-// recoverInput is replayInput for --from-snapshot: each partition is restored from its newest
-// usable snapshot (at or before --at-offset) and the rest of the log is replayed. What was
-// restored, and every snapshot skipped on the way, is reported on stderr.
-func recoverInput(cmd *cobra.Command, path string, f *replayFlags, stderr io.Writer) (*replayed, error) {
-	opts, mode, err := f.options()
-	if err != nil {
-		return nil, err
-	}
-	if !input.IsDatabase(path) {
-		return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", path)}
-	}
-	in, err := openInput(cmd, path, mode)
-	if err != nil {
-		return nil, err
-	}
-	at, positions, err := f.positionsOn(cmd, in, stderr)
-	if err != nil {
-		in.close()
-		return nil, err
-	}
-	store, err := snapshot.OpenStore(snapshotDir(path), snapshot.Options{ReadOnly: true})
-	if err != nil {
-		in.close()
-		return nil, err
-	}
-	r := &replayed{in: in, opts: opts, at: at, positions: positions}
-	for _, pos := range positions {
-		p := pos.Partition
-		rec, err := recovery.RecoverTo(cmd.Context(), in, store, p, recoveryOptions(opts), pos.Until)
-		if err != nil {
-			in.close()
-			return nil, fmt.Errorf("%w (use --forensic to record it and continue)", err)
-		}
-		for _, m := range rec.Messages() {
-			fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
-		}
-		from := restoredFrom{tail: rec.Engine.Stats().Records}
-		if rec.Snapshot != nil {
-			fmt.Fprintf(stderr, "partition %d: from snapshot %s at offset %d, %s replayed from the tail\n", p, rec.Snapshot.Name, rec.SnapshotOffset, plural(rec.TailRecords, "record"))
-			from.Snapshot, from.NextOffset = rec.Snapshot.Name, rec.SnapshotOffset
-			if n, ok := rec.Snapshot.Header.Meta.Counter("records"); ok {
-				from.tail -= n
-			}
-		} else {
-			fmt.Fprintf(stderr, "partition %d: no usable snapshot, full replay\n", p)
-		}
-		r.results = append(r.results, replay.Result{Engine: rec.Engine})
-		r.restored = append(r.restored, from)
-	}
-	r.printViolations(stderr)
-	return r, nil
 }

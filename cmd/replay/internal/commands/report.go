@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"errors"
@@ -57,7 +57,7 @@ whole log is still replayed, so the picture starts in the state the group was in
 			return runReport(cmd, args[0], &f, stdout, stderr)
 		},
 	}
-	f.register(cmd)
+	f.replayFlags.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.html, "html", "", "the HTML file to write (required; - for standard output)")
 	fl.StringVar(&f.group, "group", "", "only this group")
@@ -106,7 +106,7 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags, stdout, stderr i
 		f.atTime = f.until
 	}
 	if f.since != "" {
-		if opts.From, err = sinceOffsets(cmd, path, &f.replayFlags, f.since, stderr); err != nil {
+		if opts.From, err = sinceOffsets(cmd, path, &f.replayFlags, f.since, true, stderr); err != nil {
 			return err
 		}
 	}
@@ -117,28 +117,28 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags, stdout, stderr i
 	}
 	defer file.abort()
 	b := report.NewBuilder(opts)
-	r, err := replayInputParallel(cmd, path, &f.replayFlags, b.Observer, stderr)
+	r, err := replayInput(cmd, &f.replayFlags, replayRequest{path: path, observer: b.Observer}, stderr)
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Source.Close()
 	states := map[int32]groupstate.View{}
-	for _, res := range r.results {
-		states[res.Engine.Partition()] = res.Engine.State()
+	for _, p := range r.Partitions {
+		states[p.Engine.Partition()] = p.Engine.State()
 	}
 	page := b.Finish(states)
 	if f.group != "" && len(page.Overview) == 0 {
-		if err := groupExists(r, f.group); err != nil {
+		if err := r.FindGroup(f.group); err != nil {
 			return err
 		}
 	}
-	for _, res := range r.results {
-		page.Partitions = append(page.Partitions, res.Engine.Partition())
-		page.Records += res.Engine.Stats().Records
+	for _, p := range r.Partitions {
+		page.Partitions = append(page.Partitions, p.Engine.Partition())
+		page.Records += p.Engine.Stats().Records
 	}
-	page.Rules = fmt.Sprintf("Kafka %s rules", r.opts.Version)
-	page.Input = r.in.path
-	page.Title = "coordlog report: " + inputName(r.in.path)
+	page.Rules = fmt.Sprintf("Kafka %s rules", r.Options.Version)
+	page.Input = r.Source.Name
+	page.Title = "coordlog report: " + inputName(r.Source.Name)
 	page.Window = window(f)
 	return file.write(page, stderr)
 }
@@ -172,36 +172,6 @@ func window(f *reportFlags) string {
 		parts = append(parts, "topics "+strings.Join(sel, " "))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// sinceOffsets resolves --since to the first offset drawn in each selected partition.
-func sinceOffsets(cmd *cobra.Command, path string, f *replayFlags, since string, stderr io.Writer) (map[int32]int64, error) {
-	_, mode, err := f.options()
-	if err != nil {
-		return nil, err
-	}
-	in, err := openInput(cmd, path, mode)
-	if err != nil {
-		return nil, err
-	}
-	defer in.close()
-	at, err := f.point()
-	if err != nil {
-		return nil, err
-	}
-	parts, err := selectFor(in, f.partitions, at)
-	if err != nil {
-		return nil, err
-	}
-	w, err := timeWindow(cmd, in, parts, since, "", stderr)
-	if err != nil {
-		return nil, err
-	}
-	from := map[int32]int64{}
-	for p, r := range w {
-		from[p] = r.from
-	}
-	return from, nil
 }
 
 // reportFile is where the page goes: standard output for "-", else a temporary file beside
@@ -267,15 +237,4 @@ func (f *reportFile) write(page *report.Page, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "report: wrote %s (%s): %d group(s), %d drawn\n", f.path, byteSize(st.Size()), len(page.Overview), len(page.Groups))
 	return nil
-}
-
-// byteSize renders a file size for people: "84 KiB", "3.2 MiB".
-func byteSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%d KiB", (n+512)>>10)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -1,13 +1,11 @@
-package main
+package commands
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,20 +16,8 @@ import (
 	"github.com/coordlog/coordlog/replay/query"
 )
 
-// Exit codes, the same for every command (and for compact): 0 ok, 1 findings or failure, 2 a
-// bad command line.
-const (
-	exitOK       = 0
-	exitFailure  = 1 // the input is bad (strict mode) or the job failed
-	exitUsage    = 2 // the command line is wrong: unknown command or flag, bad value, missing input
-	exitFindings = 1 // check found problems, diff --exit-code found changes, a snapshot is bad
-)
-
-// usageError marks errors in the command line.
-type usageError struct{ error }
-
-// run executes the replay CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Execute executes the replay CLI with args and returns the process exit code.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{}
 	// stderr wraps from the start (a flag error comes before the flags are applied), on a
 	// terminal; stdout once the command is known not to print JSON, CSV or another tool's
@@ -51,33 +37,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil {
 		errOut.Flush()
-		return exitOK
+		return ExitOK
 	}
 	fmt.Fprintln(errOut, "replay:", err)
 	errOut.Flush()
 	return exitCode(err)
 }
-
-// exitCode maps an error to the exit code convention.
-func exitCode(err error) int {
-	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage
-	}
-	var ec exitCodeError
-	if errors.As(err, &ec) {
-		return ec.code
-	}
-	return exitFailure
-}
-
-// exitCodeError carries a specific exit code (e.g. check's "found something").
-type exitCodeError struct {
-	code int
-	msg  string
-}
-
-func (e exitCodeError) Error() string { return e.msg }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -98,7 +63,9 @@ docs/json. Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
 	root.SetVersionTemplate("replay {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().String("max-batch-memory", "256MiB", "refuse a batch whose records would take more memory than this, decoded (bytes, or KiB/MiB/GiB)")
-	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), newOffsetsCmd(stdout, stderr), newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
+	offsets := newOffsetsCmd(stdout, stderr)
+	offsets.AddCommand(newRestoreCmd(stdout, stderr))
+	root.AddCommand(newDecodeCmd(stdout, stderr), newImportCmd(stdout, stderr), newDescribeCmd(stdout, stderr), offsets, newTimelineCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	root.AddCommand(newGroupsCmd(stdout, stderr), newDiffCmd(stdout, stderr), newReportCmd(stdout, stderr))
 	root.AddCommand(newSimulateCmd(stdout, stderr))
 	root.AddCommand(newSnapshotCmd(stdout, stderr), newRestartCmd(stdout, stderr))
@@ -108,48 +75,6 @@ docs/json. Exit codes: 0 ok, 1 findings or failure, 2 a bad command line.`,
 		}
 	}
 	return root
-}
-
-// readFlags are the root's flags on how inputs are read.
-type readFlags struct {
-	verbose        bool
-	maxBatchMemory int
-}
-
-// readingFlags returns the root's reading flags as cmd parsed them (the defaults for a nil cmd).
-func readingFlags(cmd *cobra.Command) (readFlags, error) {
-	var rf readFlags
-	if cmd == nil || cmd.Flags().Lookup("verbose") == nil { // the defaults, where no command line applies
-		return rf, nil
-	}
-	fl := cmd.Flags()
-	rf.verbose, _ = fl.GetBool("verbose")
-	size, _ := fl.GetString("max-batch-memory")
-	n, err := parseSize(size)
-	if err != nil || n < 1<<20 || n > math.MaxInt32*8 {
-		return rf, usageError{fmt.Errorf("--max-batch-memory %q: give a size from 1MiB to 16GiB (bytes, or with KiB, MiB or GiB)", size)}
-	}
-	rf.maxBatchMemory = int(n)
-	return rf, nil
-}
-
-// parseSize reads a byte count: digits, optionally followed by KiB, MiB or GiB.
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = rest, u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("not a size: %q", s)
-	}
-	return n * mult, nil
 }
 
 // registerGlobals adds the flags every command takes and, before any command runs, applies
@@ -258,13 +183,4 @@ func flagError(c *cobra.Command, err error) error {
 		return usageError{errors.New(msg)}
 	}
 	return usageError{err}
-}
-
-func argsError(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usageError{fmt.Errorf("%s needs %s (got %s)", cmd.Name(), what, plural(int64(len(args)), "argument"))}
-		}
-		return nil
-	}
 }

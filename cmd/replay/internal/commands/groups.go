@@ -1,9 +1,7 @@
-package main
+package commands
 
 import (
 	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordlog/coordlog/internal/termtext"
-	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/jsondoc"
 	"github.com/coordlog/coordlog/replay/query"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type groupsFlags struct {
@@ -49,7 +48,7 @@ document described by the JSON Schema docs/json/groups.schema.json.`,
 			return runGroups(cmd, path, &f, stdout, stderr)
 		},
 	}
-	f.register(cmd)
+	f.replayFlags.register(cmd)
 	f.live.registerAs(cmd, "offsets-topic")
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.types, "type", nil, "only groups of these types: classic, consumer, share, streams (repeatable)")
@@ -58,47 +57,6 @@ document described by the JSON Schema docs/json/groups.schema.json.`,
 	fl.BoolVar(&f.includeDeleted, "include-deleted", false, "also list deleted groups, with the record that deleted them")
 	fl.StringVar(&f.format, "format", "table", "table or json")
 	return cmd
-}
-
-// groupsDoc is groups' JSON document.
-type groupsDoc struct {
-	SchemaVersion int              `json:"schemaVersion"`
-	KafkaVersion  string           `json:"kafkaVersion"`
-	AtOffset      *int64           `json:"atOffset"`
-	AtTime        *string          `json:"atTime,omitempty"`
-	Partitions    []partitionDoc   `json:"partitions"`
-	Groups        []query.GroupRow `json:"groups"`
-}
-
-// partitionDoc is what a JSON document says of each partition read.
-type partitionDoc struct {
-	Partition  int32           `json:"partition"`
-	NextOffset int64           `json:"nextOffset"`
-	Position   *query.Position `json:"position,omitempty"`
-}
-
-func partitionDocs(r *replayed) []partitionDoc {
-	out := make([]partitionDoc, 0, len(r.results))
-	for i, res := range r.results {
-		d := partitionDoc{Partition: res.Engine.Partition(), NextOffset: res.Engine.NextOffset()}
-		if p := r.position(i); p != nil && !p.AtEnd() {
-			d.Position = p
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// pointDoc renders the point for a JSON document: a bare offset as atOffset, a time as atTime.
-func pointDoc(at query.Point) (*int64, *string) {
-	if o, ok := at.Offset(); ok {
-		return &o, nil
-	}
-	if at.IsTime() {
-		s := at.String()
-		return nil, &s
-	}
-	return nil, nil
 }
 
 func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr io.Writer) error {
@@ -116,52 +74,29 @@ func runGroups(cmd *cobra.Command, path string, f *groupsFlags, stdout, stderr i
 	if err := filter.Validate(); err != nil {
 		return usageError{err}
 	}
-	if f.fromSnapshot {
-		return usageError{errors.New("groups replays the whole log (it watches every record for the last activity and deletions): --from-snapshot does not apply")}
-	}
-	acts := map[int32]*query.Activity{}
-	observer := func(p int32) replay.Observer {
-		a := query.NewActivity()
-		acts[p] = a
-		return a
-	}
-	var r *replayed
-	if f.live.set() {
-		r, err = replayLiveObserved(cmd, &f.replayFlags, &f.live, observer, stderr)
-	} else {
-		r, err = replayInputParallel(cmd, path, &f.replayFlags, observer, stderr)
-	}
+	acts := &session.Observers[*query.Activity]{New: func(int32) *query.Activity { return query.NewActivity() }}
+	r, err := replayInput(cmd, &f.replayFlags, replayRequest{path: path, live: &f.live, observer: acts.Observer}, stderr)
 	if err != nil {
 		return err
 	}
-	defer r.close()
-	var activity []*query.Activity
-	for _, res := range r.results {
-		activity = append(activity, acts[res.Engine.Partition()])
+	defer r.Source.Close()
+	rows := query.ListGroups(r.States(func(p int32) *query.Activity { a, _ := acts.Of(p); return a }), filter)
+	if f.format == "json" {
+		enc := jsondoc.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(jsondoc.NewGroups(r, rows))
 	}
-	rows := query.ListGroups(r.states(activity), filter)
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	if f.format == "json" {
-		doc := groupsDoc{SchemaVersion: schemaVersion, KafkaVersion: r.opts.Version.String(), Partitions: partitionDocs(r), Groups: rows}
-		doc.AtOffset, doc.AtTime = pointDoc(r.at)
-		if doc.Groups == nil {
-			doc.Groups = []query.GroupRow{}
-		}
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	}
 	printGroups(out, r, rows, f.includeDeleted, widthOf(stdout))
 	return nil
 }
 
-func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bool, width int) {
+func printGroups(w io.Writer, r *session.Replayed, rows []query.GroupRow, withDeleted bool, width int) {
 	at := "the end of the log"
-	if !r.at.IsEnd() {
-		at = r.at.String()
-		if _, ok := r.at.Offset(); ok {
+	if !r.At.IsEnd() {
+		at = r.At.String()
+		if _, ok := r.At.Offset(); ok {
 			at = "offset " + at
 		}
 	}
@@ -198,40 +133,9 @@ func printGroups(w io.Writer, r *replayed, rows []query.GroupRow, withDeleted bo
 	if t.Len() > 0 {
 		t.Write(w, width)
 	}
-	summary := fmt.Sprintf("%s at %s in %s (Kafka %s rules)", plural(int64(len(rows)), "group"), at, plural(int64(len(r.results)), "partition"), r.opts.Version)
+	summary := fmt.Sprintf("%s at %s in %s (Kafka %s rules)", plural(int64(len(rows)), "group"), at, plural(int64(len(r.Partitions)), "partition"), r.Options.Version)
 	if withDeleted {
 		summary += fmt.Sprintf(", %d deleted", deleted)
 	}
 	fmt.Fprintln(w, summary)
-}
-
-// groupExists returns an UnknownGroupError (with close matches) when no partition knows group
-// at the replayed point: neither as a group nor by committed or pending offsets.
-func groupExists(r *replayed, group string) error {
-	var candidates []string
-	for _, res := range r.results {
-		st := res.Engine.State()
-		if _, ok := st.GroupType(group); ok || len(st.Offsets(group)) > 0 {
-			return nil
-		}
-		for _, pt := range st.PendingTransactions() {
-			for _, o := range pt.Offsets {
-				if o.GroupID == group {
-					return nil
-				}
-			}
-		}
-		candidates = append(candidates, st.GroupIDs()...)
-		candidates = append(candidates, st.OffsetGroupIDs()...)
-	}
-	where := "in the input at the end of the log"
-	if !r.at.IsEnd() {
-		where = "in the input at " + r.at.String()
-		if _, ok := r.at.Offset(); ok {
-			where = "in the input at offset " + r.at.String()
-		} else if !r.at.IsTime() {
-			where = "in the input at offsets " + r.at.String()
-		}
-	}
-	return &query.UnknownGroupError{Group: group, Where: where, Suggests: query.Suggest(group, candidates, 5)}
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -14,11 +13,8 @@ import (
 	"github.com/coordlog/coordlog/coordinator/consumer/consumertest"
 	"github.com/coordlog/coordlog/coordinator/streams/streamstest"
 	"github.com/coordlog/coordlog/eventlog"
-	"github.com/coordlog/coordlog/eventlog/input"
-	"github.com/coordlog/coordlog/eventlog/lock"
-	"github.com/coordlog/coordlog/eventlog/pebblelog"
-	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type simulateFlags struct {
@@ -108,51 +104,15 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	var sink func(*eventlog.Batch) error
-	var closeSink func() error
-	if f.db != "" {
-		if err := input.CheckDBPath(f.db); err != nil {
-			return usageError{err}
-		}
-		held, err := lockDatabase(f.db, "replay simulate --db")
-		if err != nil {
-			return err
-		}
-		defer held.Release()
-		l, err := pebblelog.Open(f.db, nil)
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		if f.from != "" {
-			if parts, _ := l.Partitions(); slices.Contains(parts, f.partition) {
-				return usageError{fmt.Errorf("--db %s already holds partition %d: give --from a new database (the simulated batches follow the dump's offsets)", f.db, f.partition)}
-			}
-		} else if err := eng.Run(ctx, l, math.MaxInt64); err != nil {
-			return fmt.Errorf("replay the existing partition %d: %w", f.partition, err)
-		}
-		sink, closeSink = l.Append, func() error { return nil }
-	} else {
-		held, err := lock.Beside(f.segments, "replay simulate --segments")
-		if err != nil {
-			return err
-		}
-		defer held.Release()
-		if m, _ := filepath.Glob(filepath.Join(f.segments, "*.log")); len(m) > 0 {
-			return usageError{fmt.Errorf("%s already holds segment files", f.segments)}
-		}
-		w, err := segment.NewWriter(f.segments, segment.WriterOptions{})
-		if err != nil {
-			return err
-		}
-		sink = func(b *eventlog.Batch) error { _, err := w.Write(b); return err }
-		closeSink = w.Close
+	sink, err := openSimulationLog(ctx, &f, eng)
+	if err != nil {
+		return err
 	}
 	var out io.Writer = stdout
 	if f.quiet {
 		out = nil
 	}
-	log := simulationLog{eng, sink}
+	log := simulationLog{eng, sink.Append}
 	var runErr error
 	var batches, records int
 	// From a dump the clock starts at its last record's timestamp (assignment intervals and
@@ -178,7 +138,7 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 		runErr = r.Run(script)
 		batches, records = r.Batches, r.Records
 	}
-	if err := closeSink(); runErr == nil {
+	if err := sink.Close(); runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
@@ -191,11 +151,11 @@ func runSimulate(ctx context.Context, f simulateFlags, stdout, stderr io.Writer)
 // replayDump replays --from up to --to-offset into a new engine: partition --partition, or
 // the dump's only partition (f.partition is set to it).
 func replayDump(ctx context.Context, f *simulateFlags, stdout io.Writer) (*replay.Engine, error) {
-	in, err := openInput(nil, f.from, eventlog.Strict)
+	in, err := session.Open(ctx, session.Input{Path: f.from, Mode: eventlog.Strict})
 	if err != nil {
 		return nil, fmt.Errorf("--from %s: %w", f.from, err)
 	}
-	defer in.close()
+	defer in.Close()
 	parts, err := in.Partitions()
 	if err != nil {
 		return nil, fmt.Errorf("--from %s: %w", f.from, err)
@@ -212,6 +172,29 @@ func replayDump(ctx context.Context, f *simulateFlags, stdout io.Writer) (*repla
 	}
 	fmt.Fprintf(stdout, "replayed %s partition %d up to offset %d: %d groups\n", f.from, f.partition, eng.NextOffset(), eng.State().NumGroups())
 	return eng, nil
+}
+
+// openSimulationLog opens the log the decisions go to: a database (whose partition is
+// replayed into eng first, unless the state comes from --from) or a new segment directory.
+func openSimulationLog(ctx context.Context, f *simulateFlags, eng *replay.Engine) (*session.LogWriter, error) {
+	if f.db == "" {
+		w, err := session.CreateSegments(f.segments, "replay simulate --segments")
+		return w, commandLine(err)
+	}
+	w, err := session.AppendToDatabase(f.db, "replay simulate --db")
+	if err != nil {
+		return nil, commandLine(err)
+	}
+	if f.from != "" {
+		if parts, _ := w.DB.Partitions(); slices.Contains(parts, f.partition) {
+			w.Close()
+			return nil, usageError{fmt.Errorf("--db %s already holds partition %d: give --from a new database (the simulated batches follow the dump's offsets)", f.db, f.partition)}
+		}
+	} else if err := eng.Run(ctx, w.DB, math.MaxInt64); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("replay the existing partition %d: %w", f.partition, err)
+	}
+	return w, nil
 }
 
 // simulationLog appends each decision to the output log, then replays it into the engine the

@@ -1,18 +1,18 @@
-package main
+package commands
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
+	"github.com/coordlog/coordlog/replay/query"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 type importFlags struct {
@@ -20,7 +20,7 @@ type importFlags struct {
 	partitions []int32
 	forensic   bool
 	progress   string
-	live       liveFlags // --bootstrap-server and friends (live.go)
+	live       liveFlags // --bootstrap-server and friends
 }
 
 func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -39,7 +39,7 @@ it, and imports the rest.`,
 		Args: f.live.args(1, "one input directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.live.set() {
-				return runImportLive(cmd, f, stdout, stderr)
+				return runImportLive(cmd, f, stdout)
 			}
 			return runImport(cmd, args[0], f, stdout, stderr)
 		},
@@ -49,7 +49,7 @@ it, and imports the rest.`,
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these partitions (repeatable)")
 	fl.BoolVar(&f.forensic, "forensic", false, "skip damaged input, report it and import the rest")
 	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
-	f.live.register(cmd)
+	f.live.registerAs(cmd, "topic")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }
@@ -63,71 +63,29 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	if input.IsDatabase(dir) {
 		return usageError{fmt.Errorf("%s is a coordlog database; import reads Kafka segment directories", dir)}
 	}
-	mode := eventlog.Strict
-	if f.forensic {
-		mode = eventlog.Forensic
-	}
-	src, err := input.Open(dir, mode)
+	src, err := session.Open(cmd.Context(), session.Input{Path: dir, Mode: modeOf(f.forensic)})
 	if err != nil {
 		return err
 	}
-	r := src.Segments
-	in := &source{Source: r, path: dir, report: r.Report(), close: src.Close}
-	parts, err := input.SelectPartitions(r, f.partitions)
+	defer src.Close()
+	parts, err := session.Select(src, f.partitions, query.End())
 	if err != nil {
-		return usageError{err}
+		return commandLine(err)
 	}
-	var total int64
-	for _, p := range parts {
-		for _, file := range r.Files(p) {
-			if st, err := os.Stat(file); err == nil {
-				total += st.Size()
-			}
-		}
-	}
-	if err := input.CheckDBPath(f.db, dir); err != nil {
-		return usageError{err}
-	}
-	held, err := lockDatabase(f.db, "replay import")
-	if err != nil {
-		return err
-	}
-	defer held.Release()
-	show := newProgress(f.progress, stderr, total)
+	show := newProgress(f.progress, stderr, src.SegmentBytes(parts))
 	start := time.Now()
-	// What the database holds already is compared with the input before the database is
-	// opened for writing: a refused input leaves it as it was.
-	var checked pebblelog.ImportProgress
-	l, err := pebblelog.Open(f.db, &pebblelog.Options{BeforeWrite: func(ro *pebblelog.Log) (err error) {
-		checked, err = pebblelog.CheckOverlap(cmd.Context(), r, ro, parts, show.update)
-		return err
-	}})
-	if errors.Is(err, pebblelog.ErrOtherLog) {
-		show.finish()
-		return fmt.Errorf("import refused: %w", err)
-	}
+	im, err := session.OpenImport(cmd.Context(), src, f.db, session.ImportRequest{Partitions: parts, Holder: "replay import", Inputs: []string{dir}, Progress: show.update})
 	if err != nil {
-		return err
+		if errors.Is(err, pebblelog.ErrOtherLog) {
+			show.finish()
+		}
+		return commandLine(err)
 	}
-	defer l.Close()
-
-	// The next offsets before the import show, per partition, where a resumed import started.
-	before := map[int32]int64{}
-	for _, p := range parts {
-		before[p], _ = l.NextOffset(p)
-	}
-	res, err := pebblelog.Import(cmd.Context(), r, l, pebblelog.ImportOptions{
-		Partitions:     parts,
-		OverlapChecked: true,
-		Progress: func(ip pebblelog.ImportProgress) {
-			ip.Checked, ip.CheckedBytes, ip.Rewritten, ip.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
-			show.update(ip)
-		},
-	})
-	res.Checked, res.CheckedBytes, res.Rewritten, res.BeforeStart = checked.Checked, checked.CheckedBytes, checked.Rewritten, checked.BeforeStart
+	defer im.Close()
+	res, err := im.Round(cmd.Context())
 	show.finish()
 	elapsed := time.Since(start)
-	in.printReport(stderr)
+	printReport(src, stderr)
 	if res.Checked > 0 {
 		fmt.Fprintf(stdout, "checked %d batches of the input against the database, which held them already: the same log", res.Checked)
 		if res.Rewritten > 0 {
@@ -141,17 +99,8 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	// After a failed write the database's view in memory may hold a commit that was not made
 	// durable: the error says what the database holds instead.
 	var we *pebblelog.WriteError
-	failedWrite := errors.As(err, &we)
-	for _, p := range parts {
-		first, next, oerr := l.Offsets(p)
-		if oerr != nil || failedWrite {
-			continue
-		}
-		if first == next {
-			fmt.Fprintf(stdout, "partition %d: no record in the log (empty; next offset %d, was %d before this import)\n", p, next, before[p])
-			continue
-		}
-		fmt.Fprintf(stdout, "partition %d: offsets %d..%d in the log (next offset %d, was %d before this import)\n", p, first, next-1, next, before[p])
+	if !errors.As(err, &we) {
+		printImported(stdout, im, true)
 	}
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
@@ -159,10 +108,69 @@ func runImport(cmd *cobra.Command, dir string, f importFlags, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "imported %s, %s, %s in %s (%.1f MB/s) into %s\n",
 		plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), elapsed.Round(time.Millisecond), rate, f.db)
+	return importStopped(err)
+}
+
+// importStopped says how far an import that failed got: everything before the error is
+// imported and a re-run resumes, unless a write failed (the error says what the database
+// holds then).
+func importStopped(err error) error {
+	var we *pebblelog.WriteError
 	switch {
-	case failedWrite:
+	case errors.As(err, &we):
 		return fmt.Errorf("import stopped: %w", err)
 	case err != nil:
+		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
+	}
+	return nil
+}
+
+// printImported writes where each partition's log stands in the database (with where a
+// resumed import started, after a file import).
+func printImported(w io.Writer, im *session.Importer, withBefore bool) {
+	for _, p := range im.Partitions {
+		first, next, err := im.Log.Offsets(p)
+		switch {
+		case err != nil:
+		case !withBefore:
+			fmt.Fprintf(w, "partition %d: offsets %d..%d in the log (next offset %d)\n", p, first, next-1, next)
+		case first == next:
+			fmt.Fprintf(w, "partition %d: no record in the log (empty; next offset %d, was %d before this import)\n", p, next, im.Before(p))
+		default:
+			fmt.Fprintf(w, "partition %d: offsets %d..%d in the log (next offset %d, was %d before this import)\n", p, first, next-1, next, im.Before(p))
+		}
+	}
+}
+
+// runImportLive imports from a running cluster into a Pebble log; with --follow it keeps
+// importing what the cluster appends (each round resumes where the database ends).
+func runImportLive(cmd *cobra.Command, f importFlags, stdout io.Writer) error {
+	ctx := cmd.Context()
+	src, err := openLive(cmd, &f.live)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	// What the database holds already is compared with the topic once, before the database
+	// is opened for writing (a refused topic leaves it as it was); each later round only
+	// appends what this command read from the same topic.
+	im, err := session.OpenImport(ctx, src, f.db, session.ImportRequest{Partitions: f.partitions, Holder: "replay import --bootstrap-server"})
+	if err != nil {
+		return commandLine(err)
+	}
+	defer im.Close()
+	report := func(res pebblelog.ImportProgress, elapsed time.Duration) {
+		printImported(stdout, im, false)
+		fmt.Fprintf(stdout, "imported %s, %s, %s from %s in %s into %s\n",
+			plural(res.Batches, "batch/batches"), plural(res.Records, "record"), plural(res.Bytes, "byte"), src.Name, elapsed.Round(time.Millisecond), f.db)
+	}
+	start := time.Now()
+	res, err := im.Round(ctx)
+	report(res, time.Since(start))
+	if err == nil && f.live.follow {
+		err = im.Follow(ctx, f.live.interval, report)
+	}
+	if err != nil {
 		return fmt.Errorf("import stopped; everything before it is imported and a re-run resumes: %w", err)
 	}
 	return nil
