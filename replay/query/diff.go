@@ -180,6 +180,29 @@ func groupsOf(s Side, only string) map[string]*sideGroup {
 	return out
 }
 
+// FindGroupInSides returns an *UnknownGroupError (with the close names) when no side has group:
+// neither as a group nor by committed offsets.
+func FindGroupInSides(group string, sides ...Side) error {
+	var candidates []string
+	for _, s := range sides {
+		for _, ps := range s {
+			for _, g := range ps.Dump.Groups {
+				if g.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, g.GroupID)
+			}
+			for _, o := range ps.Dump.Offsets {
+				if o.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, o.GroupID)
+			}
+		}
+	}
+	return &UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: Suggest(group, candidates, 5)}
+}
+
 // field is one named value of a group or member, compared as text.
 type field struct {
 	name, value string

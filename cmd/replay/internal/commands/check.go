@@ -18,9 +18,9 @@ import (
 
 type checkFlags struct {
 	replayFlags
-	numPartitions int32
-	format        string
 	thresholds    thresholdFlags
+	format        string
+	numPartitions int32
 }
 
 func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"math"
 	"slices"
 	"strings"
 
@@ -9,11 +8,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/coordlog/coordlog/eventlog"
-	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/groupstate"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/query"
+	"github.com/coordlog/coordlog/replay/session"
 )
 
 // formats are the --format values of each command, by command path: shell completion offers
@@ -97,29 +96,25 @@ func completeGroups(cmd *cobra.Command, args []string, toComplete string) ([]cob
 // groupIDs replays path to its end (forensic: completion never stops at damage) and returns
 // every group id it knows, sorted.
 func groupIDs(cmd *cobra.Command, path string, fl *pflag.FlagSet) ([]string, error) {
-	in, err := input.Open(path, eventlog.Forensic)
+	src, err := session.Open(cmd.Context(), session.Input{Path: path, Mode: eventlog.Forensic})
 	if err != nil {
 		return nil, err
 	}
-	defer in.Close()
-	parts, err := in.Partitions()
-	if err != nil {
-		return nil, err
-	}
+	defer src.Close()
 	opts := replay.Options{Version: groupstate.DefaultKafkaVersion, Mode: eventlog.Forensic}
 	if f := fl.Lookup("kafka-version"); f != nil {
 		if v, err := groupstate.ParseKafkaVersion(f.Value.String()); err == nil {
 			opts.Version = v
 		}
 	}
-	res, err := replay.ReplaySource(cmd.Context(), in, parts, math.MaxInt64, opts, 0)
+	r, err := session.Replay(cmd.Context(), src, session.Request{Options: opts})
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	for _, r := range res {
-		ids = append(ids, r.Engine.State().GroupIDs()...)
-		ids = append(ids, r.Engine.State().OffsetGroupIDs()...)
+	for _, st := range r.Views() {
+		ids = append(ids, st.GroupIDs()...)
+		ids = append(ids, st.OffsetGroupIDs()...)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil

@@ -19,16 +19,12 @@ import (
 )
 
 type decodeFlags struct {
-	format     string
-	partitions []int32
-	group      string
-	types      []string
-	from, to   int64
-	since      string
-	until      string
-	atTime     string
-	forensic   bool
-	layout     string
+	format, group, layout string
+	since, until, atTime  string
+	partitions            []int32
+	types                 []string
+	from, to              int64
+	forensic              bool
 }
 
 func newDecodeCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -21,10 +21,9 @@ import (
 
 type describeFlags struct {
 	replayFlags
-	group  string
-	types  []string
-	format string
-	live   liveFlags // --bootstrap-server and friends
+	live          liveFlags // --bootstrap-server and friends
+	group, format string
+	types         []string
 }
 
 func newDescribeCmd(stdout, stderr io.Writer) *cobra.Command {

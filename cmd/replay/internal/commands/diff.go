@@ -21,12 +21,9 @@ import (
 
 type diffFlags struct {
 	replayFlags
-	since, until         string
-	fromOffset, toOffset []string
-	group                string
-	volatile             bool
-	exitCode             bool
-	format               string
+	since, until, group, format string
+	fromOffset, toOffset        []string
+	volatile, exitCode          bool
 }
 
 func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -129,7 +126,7 @@ func runDiff(cmd *cobra.Command, args []string, f *diffFlags, stdout, stderr io.
 	}
 	changes := query.Diff(a, b, query.DiffOptions{Volatile: f.volatile, Group: f.group})
 	if f.group != "" && len(changes) == 0 {
-		if err := groupInSides(f.group, a, b); err != nil {
+		if err := query.FindGroupInSides(f.group, a, b); err != nil {
 			return err
 		}
 	}
@@ -221,28 +218,6 @@ func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opt
 	d := jsondoc.DiffSide{Source: src.Name, Partitions: jsondoc.Partitions(r)}
 	d.AtOffset, d.AtTime = jsondoc.Point(at)
 	return query.Capture(r.States(nil)), d, nil
-}
-
-// groupInSides returns an UnknownGroupError when --group names a group neither side has.
-func groupInSides(group string, sides ...query.Side) error {
-	var candidates []string
-	for _, s := range sides {
-		for _, ps := range s {
-			for _, g := range ps.Dump.Groups {
-				if g.GroupID == group {
-					return nil
-				}
-				candidates = append(candidates, g.GroupID)
-			}
-			for _, o := range ps.Dump.Offsets {
-				if o.GroupID == group {
-					return nil
-				}
-				candidates = append(candidates, o.GroupID)
-			}
-		}
-	}
-	return &query.UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: query.Suggest(group, candidates, 5)}
 }
 
 func sideLabel(d jsondoc.DiffSide) string {

@@ -183,18 +183,11 @@ func parseTimeFlag(name, value string) (time.Time, error) {
 
 // liveFlags read __consumer_offsets from a running cluster instead of files (eventlog/live).
 type liveFlags struct {
-	bootstrap    string
-	topic        string
-	tls          bool
-	tlsCA        string
-	tlsCert      string
-	tlsKey       string
-	tlsInsecure  bool
-	saslMech     string
-	saslUser     string
-	saslPassword string
-	follow       bool
-	interval     time.Duration
+	bootstrap, topic                 string
+	tlsCA, tlsCert, tlsKey           string
+	saslMech, saslUser, saslPassword string
+	tls, tlsInsecure, follow         bool
+	interval                         time.Duration
 }
 
 // registerAs registers the flags with the source topic's flag named topicFlag: commands whose

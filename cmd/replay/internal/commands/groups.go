@@ -16,12 +16,10 @@ import (
 
 type groupsFlags struct {
 	replayFlags
-	types          []string
-	states         []string
-	pattern        string
-	includeDeleted bool
-	format         string
-	live           liveFlags
+	live            liveFlags
+	types, states   []string
+	pattern, format string
+	includeDeleted  bool
 }
 
 func newGroupsCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -16,11 +16,10 @@ import (
 )
 
 type importFlags struct {
-	db         string
-	partitions []int32
-	forensic   bool
-	progress   string
-	live       liveFlags // --bootstrap-server and friends
+	live         liveFlags // --bootstrap-server and friends
+	db, progress string
+	partitions   []int32
+	forensic     bool
 }
 
 func newImportCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -24,9 +24,8 @@ import (
 type offsetsFlags struct {
 	replayFlags
 	selectionFlags
-	format string
-	output string
-	live   liveFlags
+	live           liveFlags
+	format, output string
 }
 
 func newOffsetsCmd(stdout, stderr io.Writer) *cobra.Command {

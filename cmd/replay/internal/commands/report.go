@@ -18,15 +18,11 @@ import (
 
 type reportFlags struct {
 	replayFlags
-	html            string
-	group           string
-	pattern         string
-	types           []string
-	since, until    string
-	topics          []string
-	topicPartitions []string
-	maxGroups       int
-	thresholds      thresholdFlags
+	thresholds                     thresholdFlags
+	html, group, pattern           string
+	since, until                   string
+	types, topics, topicPartitions []string
+	maxGroups                      int
 }
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {

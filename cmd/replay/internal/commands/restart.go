@@ -10,8 +10,7 @@ import (
 
 type restartFlags struct {
 	replayFlags
-	db          string
-	format      string
+	db, format  string
 	compareFull bool
 }
 

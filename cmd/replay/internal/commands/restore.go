@@ -21,12 +21,10 @@ import (
 type restoreFlags struct {
 	replayFlags
 	selectionFlags
-	live            liveFlags
-	format          string
-	execute         bool
-	dryRun          bool
-	waitForEmpty    time.Duration
-	allowOutOfRange bool
+	live                             liveFlags
+	format                           string
+	waitForEmpty                     time.Duration
+	execute, dryRun, allowOutOfRange bool
 }
 
 func newRestoreCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -18,14 +18,10 @@ import (
 )
 
 type simulateFlags struct {
-	scenario  string
-	db        string
-	segments  string
-	partition int32
-	quiet     bool
-	protocol  string
-	from      string
-	toOffset  int64
+	scenario, db, segments, protocol, from string
+	partition                              int32
+	toOffset                               int64
+	quiet                                  bool
 }
 
 func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {

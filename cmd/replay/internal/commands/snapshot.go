@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/internal/termtext"
-	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/recovery"
 	"github.com/coordlog/coordlog/replay/session"
 	"github.com/coordlog/coordlog/snapshot"
@@ -36,11 +34,10 @@ aside to *.broken (the other commands only read).`,
 
 type snapshotCreateFlags struct {
 	replayFlags
-	db           string
-	retain       int
-	everyRecords int64
-	everyBytes   int64
-	noTimestamp  bool
+	db                       string
+	retain                   int
+	everyRecords, everyBytes int64
+	noTimestamp              bool
 }
 
 func newSnapshotCreateCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -207,45 +204,29 @@ verify only reports). The exit code is 1 when any snapshot is bad.`,
 				return err
 			}
 			defer d.Close()
-			l, store := d.Log, d.Snapshots
-			names := args
-			if len(names) == 0 {
-				infos, err := store.List(-1)
-				if err != nil {
-					return err
-				}
-				for _, in := range infos {
-					names = append(names, in.Name)
-				}
-			}
-			if len(names) == 0 {
-				fmt.Fprintf(stdout, "no snapshots in %s\n", store.Dir())
-				return nil
-			}
-			bad := 0
-			for _, name := range names {
-				start := time.Now()
-				e, in, err := recovery.LoadSnapshot(store, filepath.Base(name), replay.Options{})
-				note := ""
-				if err == nil {
-					// Only a snapshot of this log restores to a state of it.
-					switch lerr := recovery.CheckLog(l, in.Header.Meta); {
-					case errors.Is(lerr, recovery.ErrNoLogIdentity):
-						note = fmt.Sprintf(" (%v)", lerr)
-					case lerr != nil:
-						err = fmt.Errorf("snapshot %s: %w", in.Name, lerr)
-					}
-				}
-				if err != nil {
+			checked, bad := 0, 0
+			err = d.Verify(args, func(c session.SnapshotCheck) {
+				checked++
+				if c.Err != nil {
 					bad++
-					fmt.Fprintf(stdout, "BAD  %s: %v\n", name, err)
-					continue
+					fmt.Fprintf(stdout, "BAD  %s: %v\n", c.Name, c.Err)
+					return
 				}
-				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %s, %s, %s, checked in %s%s\n",
-					in.Name, in.Partition, in.NextOffset, in.Header.Meta.KafkaVersion, plural(int64(e.State().NumGroups()), "group"), plural(int64(e.State().NumOffsets()), "offset"), mb(in.Size), round(time.Since(start)), note)
-			}
-			if bad > 0 {
-				return exitCodeError{code: ExitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(len(names)), "snapshot"), pluralWord(bad, "is", "are"))}
+				note := ""
+				if c.Note != nil {
+					note = fmt.Sprintf(" (%v)", c.Note)
+				}
+				st := c.Engine.State()
+				fmt.Fprintf(stdout, "ok   %s: partition %d offset %d, Kafka %s rules, %s, %s, %s, checked in %s%s\n", c.Info.Name, c.Info.Partition, c.Info.NextOffset,
+					c.Info.Header.Meta.KafkaVersion, plural(int64(st.NumGroups()), "group"), plural(int64(st.NumOffsets()), "offset"), mb(c.Info.Size), round(c.Took), note)
+			})
+			switch {
+			case err != nil:
+				return err
+			case checked == 0:
+				fmt.Fprintf(stdout, "no snapshots in %s\n", d.Snapshots.Dir())
+			case bad > 0:
+				return exitCodeError{code: ExitFindings, msg: fmt.Sprintf("%d of %s %s bad", bad, plural(int64(checked), "snapshot"), pluralWord(bad, "is", "are"))}
 			}
 			return nil
 		},

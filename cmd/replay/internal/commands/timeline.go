@@ -17,17 +17,12 @@ import (
 
 type timelineFlags struct {
 	replayFlags
-	live            liveFlags
-	group           string
-	since           string
-	until           string
-	summary         bool
-	topics          []string
-	topicPartitions []string
-	member          string
-	kinds           []string
-	format          string
-	thresholds      thresholdFlags
+	live                           liveFlags
+	thresholds                     thresholdFlags
+	group, member, format          string
+	since, until                   string
+	topics, topicPartitions, kinds []string
+	summary                        bool
 }
 
 func newTimelineCmd(stdout, stderr io.Writer) *cobra.Command {
