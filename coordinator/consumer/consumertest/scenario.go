@@ -75,8 +75,9 @@ import (
 //
 // Time, timers and the rest:
 //
-//	clock +MS               advance the clock
-//	tick                    fire every due timer (each is one batch)
+//	clock +MS | clock =MS   advance the clock, or set it
+//	tick                    fire every due timer (each is one batch; one whose write
+//	                        fails prints its error and appends nothing)
 //	timers                  print the armed timers
 //	restart                 fail over: the soft state is lost and rebuilt from the state
 //	                        (Soft.Restore, Kafka's onLoaded)

@@ -32,7 +32,8 @@ import (
 //	     [rack=R] [endpoint=H:PORT] [tags=..] [offsets=S:P=O,..] [endoffsets=..] [epi=N] [shutdown] [version=1]
 //	leave M [static] [shutdown]
 //	clock +MS | clock =MS
-//	tick                       fire every due timer (each is one batch)
+//	tick                       fire every due timer (each is one batch; one whose write
+//	                           fails prints its error and appends nothing)
 //	converge [N]               heartbeat every member until nothing changes (at most N rounds)
 //	describe                   print StreamsGroupDescribe of the group
 //	state                      print the group view
