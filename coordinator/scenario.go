@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,16 +86,14 @@ func (r *ScenarioRunner) FireTimers(tick func(now int64) (TimerResult, bool)) er
 	}
 }
 
-// PollRounds runs rounds in which every client (clients lists their ids at the start of each
-// round) takes one step of its poll loop (poll reports whether the step changed anything:
-// records written, a new assignment), in sorted order, until a round changes nothing; it
-// returns the number of rounds.
-func (r *ScenarioRunner) PollRounds(maxRounds int, clients func() []string, poll func(id string) (bool, error)) (int, error) {
+// PollRounds runs rounds in which every client (clients yields their ids; read again at the
+// start of each round) takes one step of its poll loop (poll reports whether the step changed
+// anything: records written, a new assignment), in sorted order, until a round changes
+// nothing; it returns the number of rounds.
+func (r *ScenarioRunner) PollRounds(maxRounds int, clients iter.Seq[string], poll func(id string) (bool, error)) (int, error) {
 	for round := 1; round <= maxRounds; round++ {
 		changed := false
-		ids := clients()
-		slices.Sort(ids)
-		for _, id := range ids {
+		for _, id := range slices.Sorted(clients) {
 			moved, err := poll(id)
 			if err != nil {
 				return round, err
@@ -106,6 +105,17 @@ func (r *ScenarioRunner) PollRounds(maxRounds int, clients func() []string, poll
 		}
 	}
 	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+}
+
+// PollCommand is the command a joined client's poll step sends, printed as its "> " line: a
+// heartbeat, or a join once it lost its epoch (epoch 0).
+func (r *ScenarioRunner) PollCommand(id string, epoch int32) string {
+	cmd := "hb"
+	if epoch == 0 {
+		cmd = "join"
+	}
+	r.Printf("> %s %s\n", cmd, id)
+	return cmd
 }
 
 // SetClock is the command `clock +MS` (advance the clock) or `clock =MS` (set it).

@@ -606,7 +606,7 @@ func (r *Runner) printResponse(res consumer.Result) {
 // Converge polls every joined client (sorted) until a full round writes no record and
 // returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
-	return r.PollRounds(maxRounds, func() []string { return slices.Collect(maps.Keys(r.Clients)) }, r.Poll)
+	return r.PollRounds(maxRounds, maps.Keys(r.Clients), r.Poll)
 }
 
 // Poll is one step of joined client id's poll loop, printed as the commands it sends: a
@@ -625,11 +625,7 @@ func (r *Runner) Poll(id string) (changed bool, err error) {
 		}
 		return r.classicSteps(id)
 	}
-	cmd := "hb"
-	if c.Epoch == 0 {
-		cmd = "join"
-	}
-	r.Printf("> %s %s\n", cmd, id)
+	cmd := r.PollCommand(id, c.Epoch)
 	res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
 	if err != nil {
 		return false, err

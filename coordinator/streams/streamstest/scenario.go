@@ -408,7 +408,7 @@ func (r *Runner) printResponse(res streams.Result) {
 // Converge heartbeats every joined client (sorted) until a full round writes no record and
 // returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
-	return r.PollRounds(maxRounds, func() []string { return slices.Collect(maps.Keys(r.Clients)) }, r.poll)
+	return r.PollRounds(maxRounds, maps.Keys(r.Clients), r.poll)
 }
 
 // poll is one step of joined client id's poll loop, printed as the command it sends: a
@@ -419,11 +419,7 @@ func (r *Runner) poll(id string) (changed bool, err error) {
 	if c == nil || !c.Joined {
 		return false, nil // never accepted: not a member to keep alive
 	}
-	cmd := "hb"
-	if c.Epoch == 0 {
-		cmd = "join"
-	}
-	r.Printf("> %s %s\n", cmd, id)
+	cmd := r.PollCommand(id, c.Epoch)
 	res, err := r.heartbeatRes(cmd, id, map[string]string{}, false, false)
 	if err != nil {
 		return false, err
