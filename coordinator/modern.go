@@ -77,9 +77,14 @@ func typeTitle(typ groupstate.GroupType) string {
 func KnownMember[M any](members map[string]M, group, memberID string) (M, *Error) {
 	m, ok := members[memberID]
 	if !ok {
-		return m, Errorf(ErrUnknownMemberID, "Member %s is not a member of group %s.", memberID, group)
+		return m, unknownMember(group, memberID)
 	}
 	return m, nil
+}
+
+// unknownMember is kept out of KnownMember so that the lookup inlines.
+func unknownMember(group, memberID string) *Error {
+	return Errorf(ErrUnknownMemberID, "Member %s is not a member of group %s.", memberID, group)
 }
 
 // StaticOwner is the member that holds instance id inst (static maps instance ids to member
@@ -158,15 +163,21 @@ func LookupMember[M any](members map[string]M, static map[string]string, group, 
 // (throwIf{Consumer,Streams}GroupHeartbeatRequestIsInvalid after the member id): the group
 // id must not be empty, the instance id and rack id not blank when given.
 func CheckIDs(group string, instanceID, rackID *string) *Error {
+	if strings.TrimSpace(group) != "" && !blank(instanceID) && !blank(rackID) {
+		return nil // the common case, inlined
+	}
+	return invalidIDs(group, instanceID)
+}
+
+// invalidIDs is the error of CheckIDs: the first of the ids that is empty or blank.
+func invalidIDs(group string, instanceID *string) *Error {
 	switch {
 	case strings.TrimSpace(group) == "":
 		return Errorf(ErrInvalidRequest, "GroupId can't be empty.")
 	case blank(instanceID):
 		return Errorf(ErrInvalidRequest, "InstanceId can't be empty.")
-	case blank(rackID):
-		return Errorf(ErrInvalidRequest, "RackId can't be empty.")
 	}
-	return nil
+	return Errorf(ErrInvalidRequest, "RackId can't be empty.")
 }
 
 func blank(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }

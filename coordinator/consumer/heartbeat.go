@@ -314,11 +314,14 @@ func checkEpoch(m *member, r *kmsg.ConsumerGroupHeartbeatRequest) *coordinator.E
 func (h *heartbeat) resolveMember(joining bool) *coordinator.Error {
 	r, g := h.r, h.g
 	if !joining {
-		m, err := coordinator.LookupMember(g.members, g.static, g.id, h.memberID, r.InstanceID, memberID)
-		if err != nil {
-			return err
+		// A known dynamic member (the steady heartbeat) is found without the generic call.
+		if h.m = g.members[h.memberID]; h.m == nil || r.InstanceID != nil {
+			m, err := coordinator.LookupMember(g.members, g.static, g.id, h.memberID, r.InstanceID, memberID)
+			if err != nil {
+				return err
+			}
+			h.m = m
 		}
-		h.m = m
 		return checkEpoch(h.m, r)
 	}
 	if r.InstanceID != nil {
