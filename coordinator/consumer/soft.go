@@ -68,7 +68,7 @@ func (s *Soft) Clone() *Soft {
 		knownTopics: maps.Clone(s.knownTopics), knownVersion: s.knownVersion, seenMetadata: s.seenMetadata}
 	for id, g := range s.Groups {
 		ng := *g
-		ng.GroupSoft = g.GroupSoft.Clone(func(m *MemberSoft) *MemberSoft { c := *m; return &c })
+		ng.GroupSoft = g.GroupSoft.Clone(func(m *MemberSoft) *MemberSoft { n := *m; return &n })
 		if g.RegexResolution != nil {
 			r := *g.RegexResolution
 			r.Regexes = slices.Clone(r.Regexes)
