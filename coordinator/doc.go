@@ -4,7 +4,8 @@
 // response and the records Kafka would append. The caller appends the records as one batch
 // (NewBatch) and applies it through replay.Engine.Apply, the same path as a dump, so the
 // state is always exactly what the log replays to. The coordinators live below this package,
-// one per protocol: streams (KIP-1071) and consumer (KIP-848).
+// one per protocol: streams (KIP-1071) and consumer (KIP-848); a classic coordinator (JoinGroup,
+// SyncGroup, Heartbeat, LeaveGroup) joins them on the same skeleton.
 //
 // What is shared:
 //
@@ -30,6 +31,32 @@
 //     rebalance delay, a classic member's join and sync) are deadlines in the coordinator's soft state that the caller fires
 //     (EarliestDue orders them deterministically), so that a run, a simulation or a test is
 //     reproducible.
+//
+// # The modern-group skeleton
+//
+// What Kafka's group-coordinator shares in modern/ and in the common steps of
+// GroupMetadataManager, shared here by the consumer and streams coordinators:
+//
+//   - Soft state (soft.go): what Kafka keeps in memory only. A coordinator's soft state of a
+//     group embeds GroupSoft (its members' soft state, each embedding MemberTimers: session,
+//     rebalance, join and sync deadlines; the group's initial-rebalance deadline; the group
+//     model cached by state offset) and adds its protocol's fields. ArmedTimers lists the
+//     armed timers in firing order for a coordinator's Tick, FireMemberTimer applies the rules
+//     every member timer shares (disarm; a member gone loses its soft state; a rebalance
+//     timer fires only at the epoch it was armed with), RestoreMember arms a loaded member's
+//     timers (onLoaded). A timer whose write fails returns its error in TimerResult.Err and
+//     writes nothing. A classic coordinator's members' heartbeat timers are MemberTimers, its
+//     group's join and sync timers group deadlines beside the initial delay.
+//   - Loading and members (modern.go): LoadGroup is getOrMaybeCreate{Consumer,Streams}Group
+//     (a join creates a group or replaces an empty classic one; a classic group with members
+//     is converted only by a coordinator that converts), the member lookups of a heartbeat
+//     (KnownMember, KnownStaticMember, StaticOwner, LookupMember: UNKNOWN_MEMBER_ID,
+//     FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID with Kafka's messages), the id checks every
+//     heartbeat validates, and GroupState, the state a group derives from its members and
+//     epochs.
+//   - Scenarios (script.go, scenario.go): the script reader (RunScript, ScriptArgs), the Log
+//     a runner appends to, and ScenarioRunner, the core every runner embeds: clock, topics,
+//     transcript, appending decisions, firing timers, rounds of polls until nothing changes.
 //
 // # Invariants
 //

@@ -97,15 +97,35 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 	if len(subscribed) == 0 {
 		return out, nil
 	}
-	// Topics by index in the subscribed set's order; isPartitionAssigned is "owned in the
-	// previous target by some member".
+	index, unassigned, total, err := unassignedPartitions(spec, subscribed)
+	if err != nil {
+		return nil, err
+	}
+	unfilled := keepPartitions(spec, index, total, out, &unassigned)
+	next := 0
+	for _, u := range unfilled {
+		end := min(next+u.quota, len(unassigned))
+		out[u.idx] = appendRuns(out[u.idx], subscribed, unassigned[next:end])
+		next = end
+	}
+	if next < len(unassigned) {
+		return nil, errAssignor{"Partitions were left unassigned"}
+	}
+	return out, nil
+}
+
+// unassignedPartitions is the builder's constructor and computeUnassignedPartitions: the
+// topics by index in the subscribed set's order, the partitions no member has in the
+// previous target (isPartitionAssigned), per topic in that order, and the number of
+// partitions of the subscribed topics.
+func unassignedPartitions(spec *AssignmentSpec, subscribed []Uuid) (map[Uuid]int32, []topicPartition, int, error) {
 	index := make(map[Uuid]int32, len(subscribed))
 	owned := make([][]bool, len(subscribed))
 	total := 0
 	for i, t := range subscribed {
 		n, ok := spec.Partitions[t]
 		if !ok || n < 0 {
-			return nil, errAssignor{fmt.Sprintf("Members are subscribed to topic %s which doesn't exist in the topic metadata.", t)}
+			return nil, nil, 0, errAssignor{fmt.Sprintf("Members are subscribed to topic %s which doesn't exist in the topic metadata.", t)}
 		}
 		index[t] = int32(i)
 		owned[i] = make([]bool, n)
@@ -133,10 +153,22 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 			}
 		}
 	}
+	return index, unassigned, total, nil
+}
+
+// unfilledMember is a member (by index) below its quota after keepPartitions, and how many
+// partitions it still takes.
+type unfilledMember struct{ idx, quota int }
+
+// keepPartitions is the builder's maybeRevokePartitions: each member keeps its previous
+// partitions of subscribed topics up to its quota (T/M of the total, one more while extra
+// slots remain), in its set's order, into out; what it must give up is appended to
+// unassigned. A member below quota gives its extra slot up for a later one unless it is among
+// the last members, which must take it. It returns the members below quota, in order.
+func keepPartitions(spec *AssignmentSpec, index map[Uuid]int32, total int, out []MemberAssignment, unassigned *[]topicPartition) []unfilledMember {
 	m := len(spec.Members)
 	minQuota, extra := total/m, total%m
-	type unfilled struct{ idx, quota int }
-	var unfilledMembers []unfilled
+	var unfilled []unfilledMember
 	for i := range spec.Members {
 		mem := &spec.Members[i]
 		quota, hasExtra := minQuota, false
@@ -162,7 +194,7 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 					quota--
 					keep = append(keep, p)
 				} else {
-					unassigned = append(unassigned, topicPartition{ti, p})
+					*unassigned = append(*unassigned, topicPartition{ti, p})
 				}
 			}
 			if len(keep) > 0 {
@@ -176,44 +208,39 @@ func uniformHomogeneous(spec *AssignmentSpec) ([]MemberAssignment, error) {
 			hasExtra = false
 		}
 		if quota > 0 {
-			unfilledMembers = append(unfilledMembers, unfilled{i, quota})
+			unfilled = append(unfilled, unfilledMember{i, quota})
 		}
 		if hasExtra {
 			extra--
 		}
 		out[i] = na
 	}
-	next := 0
-	for _, u := range unfilledMembers {
-		na := out[u.idx]
-		end := min(next+u.quota, len(unassigned))
-		// The member's share is unassigned[next:end]: hand it out in runs of one topic, one
-		// map update per run.
-		for next < end {
-			ti := unassigned[next].topic
-			t := subscribed[ti]
-			run := next
-			for run < end && unassigned[run].topic == ti {
-				run++
-			}
-			k := slices.IndexFunc(na, func(x TopicPartitions) bool { return x.Topic == t })
-			if k < 0 {
-				na = append(na, TopicPartitions{Topic: t, Partitions: make([]int32, 0, run-next)})
-				k = len(na) - 1
-			}
-			ps := na[k].Partitions
-			for _, tp := range unassigned[next:run] {
-				ps = append(ps, tp.p)
-			}
-			na[k].Partitions = ps
-			next = run
+	return unfilled
+}
+
+// appendRuns is the builder's assignRemainingPartitions for one member below quota: its share
+// of the unassigned partitions, handed out in runs of one topic, one update per run.
+func appendRuns(na MemberAssignment, subscribed []Uuid, share []topicPartition) MemberAssignment {
+	for next := 0; next < len(share); {
+		ti := share[next].topic
+		t := subscribed[ti]
+		run := next
+		for run < len(share) && share[run].topic == ti {
+			run++
 		}
-		out[u.idx] = na
+		k := slices.IndexFunc(na, func(x TopicPartitions) bool { return x.Topic == t })
+		if k < 0 {
+			na = append(na, TopicPartitions{Topic: t, Partitions: make([]int32, 0, run-next)})
+			k = len(na) - 1
+		}
+		ps := na[k].Partitions
+		for _, tp := range share[next:run] {
+			ps = append(ps, tp.p)
+		}
+		na[k].Partitions = ps
+		next = run
 	}
-	if next < len(unassigned) {
-		return nil, errAssignor{"Partitions were left unassigned"}
-	}
-	return out, nil
+	return na
 }
 
 // rangeAssign is RangeAssignor: members sorted (static members by instance id first, then

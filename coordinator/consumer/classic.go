@@ -117,30 +117,17 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 		}
 		return res, nil
 	}
-	if j.Group == "" {
-		return fail(j.MemberID, coordinator.Errorf(coordinator.ErrInvalidGroupID, "The group id is empty."))
+	if err := validateJoin(j, cfg); err != nil {
+		return fail(j.MemberID, err)
 	}
-	if j.SessionTimeoutMillis < cfg.ClassicMinSessionTimeoutMs || j.SessionTimeoutMillis > cfg.ClassicMaxSessionTimeoutMs {
-		return fail(j.MemberID, coordinator.Errorf(coordinator.ErrInvalidSessionTimeout, "The session timeout %d is not within [%d, %d] (group.min.session.timeout.ms, group.max.session.timeout.ms).",
-			j.SessionTimeoutMillis, cfg.ClassicMinSessionTimeoutMs, cfg.ClassicMaxSessionTimeoutMs))
-	}
-	typ, exists := st.GroupType(j.Group)
-	switch {
-	case !exists || typ == groupstate.GroupTypeClassic:
-		return JoinGroupResult{}, ErrNotConsumerGroup
-	case typ != groupstate.GroupTypeConsumer:
-		if state, _ := st.GroupState(j.Group); typ == groupstate.GroupTypeStreams && state == groupstate.StateEmpty {
-			return JoinGroupResult{}, ErrNotConsumerGroup
+	g, cerr, err := joinedConsumerGroup(st, j, cfg)
+	if err != nil || cerr != nil {
+		if err != nil {
+			return JoinGroupResult{}, err
 		}
-		return fail("", coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Group %s is not a consumer group.", j.Group))
+		return fail("", cerr)
 	}
-	g, _ := consumerGroupOf(st, j.Group)
-	if len(g.members) == 0 {
-		return JoinGroupResult{}, ErrNotConsumerGroup
-	}
-	if cfg.MigrationPolicy == MigrationDisabled {
-		return fail("", coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Cannot join the consumer group %s with the classic protocol because the group migration is disabled.", g.id))
-	}
+	// classicGroupJoinToConsumerGroup.
 	unknown := j.MemberID == ""
 	memberID := j.MemberID
 	if unknown {
@@ -164,60 +151,8 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 	if err := h.resolveClassicMember(unknown); err != nil {
 		return fail("", err)
 	}
-	downgrade := false
-	if j.InstanceID != nil {
-		if old := g.members[g.static[*j.InstanceID]]; old != nil {
-			downgrade = g.downgradeOnReplace(cfg, old)
-		}
-	}
-	sub, derr := recordcodec.DecodeConsumerSubscriptionLenient(j.Protocols[0].Metadata)
-	if derr != nil {
-		return fail("", coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Malformed embedded consumer protocol in subscription deserialization."))
-	}
-	rebalanceTimeout := j.RebalanceTimeoutMillis
-	if j.Version == 0 {
-		rebalanceTimeout = j.SessionTimeoutMillis // JoinGroupRequest.maybeOverrideRebalanceTimeout
-	}
-	h.updateClassicMember(j, sub, rebalanceTimeout, req.ClientID, req.ClientHost)
-	// A static member replacing one with a regex gives it up (record 16 tombstone, bump).
-	if err := h.updateRegex(); err != nil {
+	if err := h.classicJoin(j, req.ClientID, req.ClientHost); err != nil {
 		return fail("", err)
-	}
-	h.gs = soft.group(g.id)
-	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
-	h.updateSubscriptionMetadata(h.subscriptionMoved)
-	h.owned = ownedFromSubscription(sub, md)
-	if downgrade {
-		// Reconcile against the stored target unless the subscription moved the epoch (the
-		// classic group rebalances anyway), then convert: the member's records are
-		// tombstoned with the group's.
-		h.updated = h.u
-		if g.assignmentEpoch >= h.groupEpoch {
-			h.targetEpoch, h.target = g.assignmentEpoch, g.target[g.static[*j.InstanceID]]
-			if err := h.reconcile(); err != nil {
-				return fail("", err)
-			}
-		}
-		recs, err := g.toClassicGroup(nil, h.updated, md, now)
-		if err != nil {
-			return fail("", err)
-		}
-		h.records = append(h.records, recs...)
-		delete(soft.Groups, g.id)
-	} else {
-		if err := h.updateTarget(); err != nil {
-			return fail("", err)
-		}
-		if err := h.reconcile(); err != nil {
-			return fail("", err)
-		}
-		ms := h.gs.member(h.updated.id)
-		ms.JoinDeadline = 0
-		ms.SessionDeadline = now + int64(j.SessionTimeoutMillis)
-		ms.SyncDeadline = now + int64(max(rebalanceTimeout, 0))
-		if h.replaced != nil && h.replaced.id != h.updated.id {
-			delete(h.gs.Members, h.replaced.id)
-		}
 	}
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = j.Version
@@ -226,6 +161,115 @@ func (c *Coordinator) JoinGroup(st groupstate.View, soft *Soft, md *coordinator.
 	resp.ProtocolType = &pt
 	resp.Protocol = joinProtocolName(j.Version, name)
 	return JoinGroupResult{Response: resp, Records: h.records, RegexResolution: h.regexResolution}, nil
+}
+
+// validateJoin is GroupCoordinatorService.joinGroup's checks of the request alone: a group id
+// (INVALID_GROUP_ID) and a session timeout within the broker's bounds
+// (INVALID_SESSION_TIMEOUT). Their answers echo the request's member id.
+func validateJoin(j *kmsg.JoinGroupRequest, cfg Config) *coordinator.Error {
+	if j.Group == "" {
+		return coordinator.Errorf(coordinator.ErrInvalidGroupID, "The group id is empty.")
+	}
+	if j.SessionTimeoutMillis < cfg.ClassicMinSessionTimeoutMs || j.SessionTimeoutMillis > cfg.ClassicMaxSessionTimeoutMs {
+		return coordinator.Errorf(coordinator.ErrInvalidSessionTimeout, "The session timeout %d is not within [%d, %d] (group.min.session.timeout.ms, group.max.session.timeout.ms).",
+			j.SessionTimeoutMillis, cfg.ClassicMinSessionTimeoutMs, cfg.ClassicMaxSessionTimeoutMs)
+	}
+	return nil
+}
+
+// joinedConsumerGroup is classicGroupJoin's dispatch: a non-empty consumer group is this
+// coordinator's (unless the migration policy forbids classic joins); a missing group, a
+// classic group, an empty consumer or streams group is the classic coordinator's
+// (ErrNotConsumerGroup); any other group answers INCONSISTENT_GROUP_PROTOCOL.
+func joinedConsumerGroup(st groupstate.View, j *kmsg.JoinGroupRequest, cfg Config) (*group, *coordinator.Error, error) {
+	typ, exists := st.GroupType(j.Group)
+	switch {
+	case !exists || typ == groupstate.GroupTypeClassic:
+		return nil, nil, ErrNotConsumerGroup
+	case typ != groupstate.GroupTypeConsumer:
+		if state, _ := st.GroupState(j.Group); typ == groupstate.GroupTypeStreams && state == groupstate.StateEmpty {
+			return nil, nil, ErrNotConsumerGroup
+		}
+		return nil, coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Group %s is not a consumer group.", j.Group), nil
+	}
+	g, _ := consumerGroupOf(st, j.Group)
+	if len(g.members) == 0 {
+		return nil, nil, ErrNotConsumerGroup
+	}
+	if cfg.MigrationPolicy == MigrationDisabled {
+		return nil, coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Cannot join the consumer group %s with the classic protocol because the group migration is disabled.", g.id), nil
+	}
+	return g, nil, nil
+}
+
+// classicJoin is the rest of classicGroupJoinToConsumerGroup once the member is known: its
+// subscription decoded, the member updated, regexes, subscription metadata, then either the
+// conversion back to a classic group (a static member replacing the last consumer-protocol
+// member) or the target, reconciliation and the member's timers.
+func (h *heartbeat) classicJoin(j *kmsg.JoinGroupRequest, clientID, clientHost string) *coordinator.Error {
+	g, cfg, md, now := h.g, h.cfg, h.md, h.now
+	downgrade := false
+	if j.InstanceID != nil {
+		if old := g.members[g.static[*j.InstanceID]]; old != nil {
+			downgrade = g.downgradeOnReplace(cfg, old)
+		}
+	}
+	sub, derr := recordcodec.DecodeConsumerSubscriptionLenient(j.Protocols[0].Metadata)
+	if derr != nil {
+		return coordinator.Errorf(coordinator.ErrInconsistentGroupProto, "Malformed embedded consumer protocol in subscription deserialization.")
+	}
+	rebalanceTimeout := j.RebalanceTimeoutMillis
+	if j.Version == 0 {
+		rebalanceTimeout = j.SessionTimeoutMillis // JoinGroupRequest.maybeOverrideRebalanceTimeout
+	}
+	h.updateClassicMember(j, sub, rebalanceTimeout, clientID, clientHost)
+	// A static member replacing one with a regex gives it up (record 16 tombstone, bump).
+	if err := h.updateRegex(); err != nil {
+		return err
+	}
+	h.gs = h.soft.group(g.id)
+	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
+	h.updateSubscriptionMetadata(h.subscriptionMoved)
+	h.owned = ownedFromSubscription(sub, md)
+	if downgrade {
+		return h.classicJoinDowngrade(*j.InstanceID)
+	}
+	if err := h.updateTarget(); err != nil {
+		return err
+	}
+	if err := h.reconcile(); err != nil {
+		return err
+	}
+	ms := h.gs.Member(h.updated.id)
+	ms.JoinDeadline = 0
+	ms.ArmSession(now, j.SessionTimeoutMillis)
+	ms.SyncDeadline = now + int64(max(rebalanceTimeout, 0))
+	if h.replaced != nil && h.replaced.id != h.updated.id {
+		h.gs.RemoveMember(h.replaced.id)
+	}
+	return nil
+}
+
+// classicJoinDowngrade converts the group back to a classic group on a static member's join
+// (instance id inst): the member is reconciled against the stored target unless the
+// subscription moved the epoch (the classic group rebalances anyway), then its records are
+// tombstoned with the group's; the group's soft state goes.
+func (h *heartbeat) classicJoinDowngrade(inst string) *coordinator.Error {
+	g := h.g
+	h.updated = h.u
+	if g.assignmentEpoch >= h.groupEpoch {
+		h.targetEpoch, h.target = g.assignmentEpoch, g.target[g.static[inst]]
+		if err := h.reconcile(); err != nil {
+			return err
+		}
+	}
+	recs, err := g.toClassicGroup(nil, h.updated, h.md, h.now)
+	if err != nil {
+		return err
+	}
+	h.records = append(h.records, recs...)
+	delete(h.soft.Groups, g.id)
+	return nil
 }
 
 // joinProtocolName is JoinGroupResponse's protocol name: "" before version 7, null for "" from
@@ -260,24 +304,16 @@ func (h *heartbeat) resolveClassicMember(unknown bool) *coordinator.Error {
 		return nil
 	}
 	inst := *h.instanceID
-	old := g.members[g.static[inst]]
-	if unknown {
-		if old == nil {
-			if h.m = g.members[h.memberID]; h.m == nil {
-				h.m = newDefaultMember(h.memberID)
-			}
-			return nil
-		}
+	if !unknown {
+		m, err := coordinator.KnownStaticMember(g.members, g.static, h.memberID, inst, memberID)
+		h.m = m
+		return err
+	}
+	if old, held := coordinator.StaticOwner(g.members, g.static, inst); held {
 		h.replaceStatic(old)
-		return nil
+	} else if h.m = g.members[h.memberID]; h.m == nil {
+		h.m = newDefaultMember(h.memberID)
 	}
-	if old == nil {
-		return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
-	}
-	if old.id != h.memberID {
-		return coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", h.memberID, inst, old.id)
-	}
-	h.m = old
 	return nil
 }
 
@@ -357,7 +393,7 @@ func checkGeneration(memberID string, epoch, generation int32) *coordinator.Erro
 
 // armJoinTimer is scheduleConsumerGroupJoinTimeoutIfAbsent.
 func armJoinTimer(soft *Soft, g *group, m *member, now int64) {
-	ms := soft.group(g.id).member(m.id)
+	ms := soft.group(g.id).Member(m.id)
 	if ms.JoinDeadline == 0 {
 		ms.JoinDeadline = now + int64(max(m.rebalanceTimeoutMs, 0))
 	}
@@ -421,9 +457,9 @@ func (c *Coordinator) SyncGroup(st groupstate.View, soft *Soft, md *coordinator.
 	if aerr != nil {
 		return fail(coordinator.Errorf(coordinator.ErrUnknownServerError, ""))
 	}
-	ms := soft.group(g.id).member(m.id)
+	ms := soft.group(g.id).Member(m.id)
 	ms.SyncDeadline = 0
-	ms.SessionDeadline = now + int64(m.classic.SessionTimeoutMs)
+	ms.ArmSession(now, m.classic.SessionTimeoutMs)
 	resp := kmsg.NewPtrSyncGroupResponse()
 	resp.Version = req.Version
 	resp.ProtocolType, resp.Protocol, resp.MemberAssignment = req.ProtocolType, req.Protocol, assignment
@@ -462,7 +498,7 @@ func (c *Coordinator) ClassicHeartbeat(st groupstate.View, soft *Soft, md *coord
 	if cerr := checkGeneration(req.MemberID, m.epoch, req.Generation); cerr != nil {
 		return fail(cerr)
 	}
-	soft.group(g.id).member(m.id).SessionDeadline = now + int64(m.classic.SessionTimeoutMs)
+	soft.group(g.id).Member(m.id).ArmSession(now, m.classic.SessionTimeoutMs)
 	if m.epoch < g.assignmentEpoch || m.state == stateUnrevokedPartitons ||
 		(m.state == stateUnreleased && !g.waitingOnUnreleasedPartition(m)) {
 		armJoinTimer(soft, g, m, now)

@@ -76,7 +76,7 @@ func TestDecisionsMatchRealBroker(t *testing.T) {
 			// A resolution (Kafka's executor): schedule it as a heartbeat would have, run it.
 			soft := consumer.NewSoft()
 			g := recs[0].Key.Group
-			soft.Groups[g] = &consumer.GroupSoft{Members: map[string]*consumer.MemberSoft{}, RegexResolution: &consumer.RegexResolution{Group: g, Regexes: []string{recs[0].Key.Regex}}}
+			soft.Groups[g] = &consumer.GroupSoft{GroupSoft: coordinator.NewGroupSoft[consumer.MemberSoft](), RegexResolution: &consumer.RegexResolution{Group: g, Regexes: []string{recs[0].Key.Regex}}}
 			got, ok := coord.ResolveRegexes(eng.State(), soft, md, g, b.BaseTimestamp)
 			require.True(t, ok)
 			require.Equal(t, renderRecords(recs), renderRecords(got), "offset %d: regex resolution", b.BaseOffset)

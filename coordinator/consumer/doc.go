@@ -1,6 +1,8 @@
 // Package consumer is the decision layer of a KIP-848 consumer group coordinator, next to
 // coordinator/streams and sharing package coordinator's batches, error codes, epochs,
-// metadata hash, timers and Java iteration orders. Given the replayed state of a
+// metadata hash, timers, Java iteration orders and modern-group skeleton (soft state, the
+// Tick loop's rules, group loading, member lookups, derived state, the scenario runner's
+// core). Given the replayed state of a
 // __consumer_offsets partition (read only), a request, the cluster's topic metadata, the
 // group's configuration and an explicit clock, it returns the response and the ordered
 // records Kafka 4.4 would append. It never mutates the state: the caller appends the records
@@ -15,7 +17,9 @@
 //     background executor) and returns its records, a batch of its own: record 16 per regex
 //     in use, record 3 when topics or the hash changed.
 //   - Coordinator.Tick fires the earliest due timer (session timeout, rebalance timeout, a
-//     classic member's join and sync timeouts); each timer is its own batch.
+//     classic member's join and sync timeouts); each timer is its own batch. A fence that
+//     fails (a downgrade that cannot encode an assignment) writes nothing, as in Kafka, and
+//     returns its error in TimerResult.Err.
 //   - Classic-protocol members inside a consumer group (classic.go): JoinGroup(state, soft,
 //     metadata, JoinGroupRequest{kmsg JoinGroup, client id, host}, now), SyncGroup,
 //     ClassicHeartbeat and LeaveGroup (state, soft, metadata, the kmsg request, now) return
@@ -31,12 +35,12 @@
 //     (ConsumerGroupDescribe) decide for consumer groups and missing groups.
 //   - Request.Into lets a caller reuse one response (a server, once it is written): a
 //     heartbeat that changes nothing, on a cached group model, then allocates nothing.
-//   - Soft is what Kafka keeps in memory only (timers as deadlines, the metadata refresh
-//     deadline, the regex resolution in flight, the first metadata version seen, a cached
-//     group model per state offset). Soft.Restore arms the timers of a loaded state, as
-//     Kafka's onLoaded does.
-//   - consumertest.Runner executes scenario scripts through the coordinator; the tests and
-//     `replay simulate --protocol consumer` use it.
+//   - Soft is what Kafka keeps in memory only: per group the skeleton's coordinator.GroupSoft
+//     (the members' timers as deadlines, a cached group model per state offset) and the
+//     metadata refresh deadline and regex resolution in flight; the first metadata version
+//     seen. Soft.Restore arms the timers of a loaded state, as Kafka's onLoaded does.
+//   - consumertest.Runner (on coordinator.ScenarioRunner) executes scenario scripts through
+//     the coordinator; the tests and `replay simulate --protocol consumer` use it.
 //
 // Records, in Kafka's order: [classic GroupMetadata tombstone: an empty classic group
 // replaced, or an upgrade, followed by the converted group: 5 per member, 3 (epoch = the

@@ -90,18 +90,13 @@ func (m *member) usesClassic() bool { return m.classic != nil }
 
 func (m *member) isReconciledTo(epoch int32) bool { return m.state == stateStable && m.epoch == epoch }
 
-func strPtrEq(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
+func memberID(m *member) string { return m.id }
 
 // sameMetadata compares what record 5 holds.
 func sameMetadata(a, b *member) bool {
-	return strPtrEq(a.instanceID, b.instanceID) && strPtrEq(a.rackID, b.rackID) && a.clientID == b.clientID &&
+	return coordinator.SameString(a.instanceID, b.instanceID) && coordinator.SameString(a.rackID, b.rackID) && a.clientID == b.clientID &&
 		a.clientHost == b.clientHost && slices.Equal(a.names, b.names) && a.regex == b.regex &&
-		a.rebalanceTimeoutMs == b.rebalanceTimeoutMs && strPtrEq(a.serverAssignor, b.serverAssignor) &&
+		a.rebalanceTimeoutMs == b.rebalanceTimeoutMs && coordinator.SameString(a.serverAssignor, b.serverAssignor) &&
 		sameClassic(a.classic, b.classic)
 }
 
@@ -272,10 +267,6 @@ func groupFromView(v *groupstate.ConsumerGroup) *group {
 		g.regexes[r.Regex] = r
 	}
 	return g
-}
-
-func (g *group) sortedMemberIDs() []string {
-	return slices.Sorted(maps.Keys(g.members))
 }
 
 // memberOrder is the iteration order of Kafka's map of the members (a TimelineHashMap), which
@@ -466,16 +457,5 @@ func (o ownerIndex) epoch(t Uuid, p int32) int32 {
 
 // state is ConsumerGroup's derived state.
 func (g *group) state() string {
-	switch {
-	case len(g.members) == 0:
-		return groupstate.StateEmpty
-	case g.epoch > g.assignmentEpoch:
-		return groupstate.StateAssigning
-	}
-	for _, m := range g.members {
-		if !m.isReconciledTo(g.assignmentEpoch) {
-			return groupstate.StateReconciling
-		}
-	}
-	return groupstate.StateStable
+	return coordinator.GroupState(g.members, true, g.epoch, g.assignmentEpoch, (*member).isReconciledTo)
 }

@@ -106,20 +106,13 @@ func errorResponse(req *Request, version int16, err *coordinator.Error) *kmsg.Co
 	return resp
 }
 
-func blank(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }
-
 // validateRequest is GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid.
 func validateRequest(r *kmsg.ConsumerGroupHeartbeatRequest, cfg Config) *coordinator.Error {
 	if (r.Version >= 1 || r.MemberEpoch > 0 || r.MemberEpoch == coordinator.LeaveEpoch) && strings.TrimSpace(r.MemberID) == "" {
 		return coordinator.Errorf(coordinator.ErrInvalidRequest, "MemberId can't be empty.")
 	}
-	switch {
-	case strings.TrimSpace(r.Group) == "":
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "GroupId can't be empty.")
-	case blank(r.InstanceID):
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "InstanceId can't be empty.")
-	case blank(r.RackID):
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "RackId can't be empty.")
+	if err := coordinator.CheckIDs(r.Group, r.InstanceID, r.RackID); err != nil {
+		return err
 	}
 	switch {
 	case r.MemberEpoch == coordinator.JoinEpoch:
@@ -150,25 +143,18 @@ func validateRequest(r *kmsg.ConsumerGroupHeartbeatRequest, cfg Config) *coordin
 // converted by the first consumer-protocol join, when the migration policy allows it
 // (migration.go).
 func (c *Coordinator) loadGroup(st groupstate.View, soft *Soft, id string, joining bool, cfg Config, md *coordinator.Metadata, now int64, records *[]recordcodec.Record) (*group, *coordinator.Error) {
-	typ, exists := st.GroupType(id)
+	loaded, err := coordinator.LoadGroup(st, id, groupstate.GroupTypeConsumer, joining, true, records)
 	switch {
-	case !exists:
-		if !joining {
-			return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Consumer group %s not found.", id)
-		}
-		return newGroup(id), nil
-	case typ == groupstate.GroupTypeConsumer:
+	case err != nil:
+		return nil, err
+	case loaded == coordinator.LoadStored:
 		g, _ := consumerGroupOf(st, id)
 		return g, nil
-	case joining && typ == groupstate.GroupTypeClassic:
+	case loaded == coordinator.LoadClassic:
 		cg, _ := st.ClassicGroup(id)
-		if len(cg.Members) == 0 {
-			*records = append(*records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: id}})
-			return newGroup(id), nil
-		}
 		return upgradeClassicGroup(&cg, soft, cfg, md, now, records)
 	}
-	return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a consumer group.", id)
+	return newGroup(id), nil
 }
 
 // newMemberID is the member id the coordinator generates (Kafka: Uuid.randomUuid()) for a
@@ -237,9 +223,10 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	h := &heartbeat{c: c, req: req, r: r, soft: soft, md: md, cfg: cfg, now: now, memberID: r.MemberID, instanceID: r.InstanceID, owned: r.Topics}
 	joining := r.MemberEpoch == coordinator.JoinEpoch
 	var g *group
-	if gs := soft.Groups[r.Group]; gs != nil && gs.model != nil && req.StateOffset > 0 && gs.modelOffset == req.StateOffset {
-		g = gs.model
-	} else {
+	if gs := soft.Groups[r.Group]; gs != nil {
+		g, _ = gs.CachedModel(req.StateOffset).(*group)
+	}
+	if g == nil {
 		var err *coordinator.Error
 		if g, err = c.loadGroup(st, soft, r.Group, joining, cfg, md, now, &h.records); err != nil {
 			return Result{}, err
@@ -260,7 +247,7 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 		return Result{}, err
 	}
 	h.gs = soft.group(g.id)
-	if !strPtrEq(h.m.serverAssignor, h.u.serverAssignor) || h.replaced != nil {
+	if !coordinator.SameString(h.m.serverAssignor, h.u.serverAssignor) || h.replaced != nil {
 		h.assignorChanged = g.preferred(cfg) != preferredAssignor(g, h.m, h.u, cfg)
 	}
 	h.subscriptionMoved = h.namesChanged || h.regexStatus != regexNoChange
@@ -278,9 +265,9 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 	// A decision without records leaves the group as it was: keep the model for the next
 	// heartbeat at the same state offset; anything else drops it.
 	if len(res.Records) == 0 && req.StateOffset > 0 && g.exists {
-		h.gs.model, h.gs.modelOffset = g, req.StateOffset
+		h.gs.KeepModel(g, req.StateOffset)
 	} else {
-		h.gs.model = nil
+		h.gs.DropModel()
 	}
 	return res, nil
 }
@@ -320,44 +307,36 @@ func checkEpoch(m *member, r *kmsg.ConsumerGroupHeartbeatRequest) *coordinator.E
 	})
 }
 
-// resolveMember is getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember.
+// resolveMember is getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember: outside a join,
+// the known member (by member id, or by instance id), then the epoch check; a join finds the
+// member of its member id or creates it, or takes over a static member's instance id
+// (replaceStatic) unless an active consumer-protocol member still holds it.
 func (h *heartbeat) resolveMember(joining bool) *coordinator.Error {
 	r, g := h.r, h.g
-	if r.InstanceID == nil {
-		if h.m = g.members[h.memberID]; h.m == nil {
-			if !joining {
-				return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", h.memberID, g.id)
+	if !joining {
+		// A known dynamic member (the steady heartbeat) is found without the generic call.
+		if h.m = g.members[h.memberID]; h.m == nil || r.InstanceID != nil {
+			m, err := coordinator.LookupMember(g.members, g.static, g.id, h.memberID, r.InstanceID, memberID)
+			if err != nil {
+				return err
 			}
-			h.m = newDefaultMember(h.memberID)
+			h.m = m
 		}
 		return checkEpoch(h.m, r)
 	}
-	inst := *r.InstanceID
-	var old *member
-	if id := g.static[inst]; id != "" {
-		old = g.members[id]
-	}
-	if joining {
-		if old == nil {
-			if h.m = g.members[h.memberID]; h.m == nil {
-				h.m = newDefaultMember(h.memberID)
+	if r.InstanceID != nil {
+		if old, held := coordinator.StaticOwner(g.members, g.static, *r.InstanceID); held {
+			if !old.usesClassic() && old.epoch != coordinator.StaticLeaveEpoch {
+				return coordinator.UnreleasedInstance(h.memberID, *r.InstanceID, old.id)
 			}
+			h.replaceStatic(old)
 			return nil
 		}
-		if !old.usesClassic() && old.epoch != coordinator.StaticLeaveEpoch {
-			return coordinator.Errorf(coordinator.ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", h.memberID, inst, old.id)
-		}
-		h.replaceStatic(old)
-		return nil
 	}
-	if old == nil {
-		return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+	if h.m = g.members[h.memberID]; h.m == nil {
+		h.m = newDefaultMember(h.memberID)
 	}
-	if old.id != h.memberID {
-		return coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", h.memberID, inst, old.id)
-	}
-	h.m = old
-	return checkEpoch(h.m, r)
+	return nil
 }
 
 // replaceStatic is replaceMember: the joining member id takes over old at epoch 0, keeping
@@ -377,9 +356,9 @@ func (h *heartbeat) replaceStatic(old *member) {
 // changes the subscription.
 func (h *heartbeat) updateMember() {
 	r, m := h.r, h.m
-	if (r.InstanceID == nil || strPtrEq(r.InstanceID, m.instanceID)) && (r.RackID == nil || strPtrEq(r.RackID, m.rackID)) &&
+	if (r.InstanceID == nil || coordinator.SameString(r.InstanceID, m.instanceID)) && (r.RackID == nil || coordinator.SameString(r.RackID, m.rackID)) &&
 		(r.RebalanceTimeoutMillis == -1 || r.RebalanceTimeoutMillis == m.rebalanceTimeoutMs) &&
-		(r.ServerAssignor == nil || strPtrEq(r.ServerAssignor, m.serverAssignor)) && r.SubscribedTopicNames == nil &&
+		(r.ServerAssignor == nil || coordinator.SameString(r.ServerAssignor, m.serverAssignor)) && r.SubscribedTopicNames == nil &&
 		(r.SubscribedTopicRegex == nil || *r.SubscribedTopicRegex == m.regex) &&
 		h.req.ClientID == m.clientID && h.req.ClientHost == m.clientHost && m.classic == nil {
 		h.u = m // nothing changes: no copy, no record 5
@@ -582,9 +561,9 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 	if !sameAssignment(n, u) {
 		h.records = append(h.records, currentAssignmentRecord(h.g.id, n))
 		if !n.usesClassic() {
-			ms := h.gs.member(n.id)
+			ms := h.gs.Member(n.id)
 			if n.state == stateUnrevokedPartitons {
-				ms.RebalanceDeadline, ms.RebalanceEpoch = h.now+int64(max(n.rebalanceTimeoutMs, 0)), n.epoch
+				ms.ArmRebalance(h.now, n.rebalanceTimeoutMs, n.epoch)
 			} else {
 				ms.RebalanceDeadline = 0
 			}
@@ -597,9 +576,9 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 // scheduleSession is scheduleConsumerGroupSessionTimeout; a replaced static member's timers
 // go with it (they would find nothing to fence).
 func (h *heartbeat) scheduleSession(timeoutMs int32) {
-	h.gs.member(h.memberID).SessionDeadline = h.now + int64(timeoutMs)
+	h.gs.Member(h.memberID).ArmSession(h.now, timeoutMs)
 	if h.replaced != nil && h.replaced.id != h.memberID {
-		delete(h.gs.Members, h.replaced.id)
+		h.gs.RemoveMember(h.replaced.id)
 	}
 }
 

@@ -12,47 +12,30 @@ import (
 // leave is consumerGroupLeave: epoch -1 (leave) and -2 (static temporary leave).
 func (c *Coordinator) leave(st groupstate.View, soft *Soft, md *coordinator.Metadata, cfg Config, req *Request, now int64) (Result, *coordinator.Error) {
 	r := req.Heartbeat
-	typ, ok := st.GroupType(r.Group)
-	if !ok {
-		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s not found.", r.Group)
-	}
-	if typ != groupstate.GroupTypeConsumer {
-		return Result{}, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a consumer group.", r.Group)
+	if err := coordinator.CheckGroupType(st, r.Group, groupstate.GroupTypeConsumer); err != nil {
+		return Result{}, err
 	}
 	g, _ := consumerGroupOf(st, r.Group)
 	resp := req.newResponse()
 	resp.Version = r.Version
 	id := r.MemberID
 	resp.MemberID, resp.MemberEpoch = &id, r.MemberEpoch
-	var m *member
-	if r.InstanceID == nil {
-		if m = g.members[r.MemberID]; m == nil {
-			return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
-		}
-	} else {
-		inst := *r.InstanceID
-		if mid := g.static[inst]; mid != "" {
-			m = g.members[mid]
-		}
-		if m == nil {
-			return Result{}, coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
-		}
-		if m.id != r.MemberID {
-			return Result{}, coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, m.id)
-		}
-		if r.MemberEpoch == coordinator.StaticLeaveEpoch {
-			// consumerGroupStaticMemberGroupLeave: the member keeps its partitions (nobody
-			// else may take them) and its timers; their assignment epochs restart at 0.
-			n := m.clone()
-			n.epoch = coordinator.StaticLeaveEpoch
-			n.pending = nil
-			for _, pm := range n.assigned {
-				for p := range pm {
-					pm[p] = 0
-				}
+	m, err := coordinator.LookupMember(g.members, g.static, r.Group, r.MemberID, r.InstanceID, memberID)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.InstanceID != nil && r.MemberEpoch == coordinator.StaticLeaveEpoch {
+		// consumerGroupStaticMemberGroupLeave: the member keeps its partitions (nobody
+		// else may take them) and its timers; their assignment epochs restart at 0.
+		n := m.clone()
+		n.epoch = coordinator.StaticLeaveEpoch
+		n.pending = nil
+		for _, pm := range n.assigned {
+			for p := range pm {
+				pm[p] = 0
 			}
-			return Result{Response: resp, Records: []recordcodec.Record{currentAssignmentRecord(g.id, n)}}, nil
 		}
+		return Result{Response: resp, Records: []recordcodec.Record{currentAssignmentRecord(g.id, n)}}, nil
 	}
 	recs, err := c.fence(g, soft, md, cfg, []string{m.id}, now)
 	if err != nil {
@@ -110,19 +93,14 @@ func (c *Coordinator) fence(g *group, soft *Soft, md *coordinator.Metadata, cfg 
 	}
 	if gs := soft.Groups[g.id]; gs != nil {
 		for _, id := range ids {
-			delete(gs.Members, id)
+			gs.RemoveMember(id)
 		}
 	}
 	return recs, nil
 }
 
 // TimerResult is the outcome of one fired timer: its records form one atomic batch.
-type TimerResult struct {
-	Kind    coordinator.TimerKind
-	Group   string
-	Member  string
-	Records []recordcodec.Record
-}
+type TimerResult = coordinator.TimerResult
 
 // Tick fires the earliest timer due at now (deadline <= now), if any, and returns its
 // records: a session timeout fences the member, a rebalance timeout fences it if its epoch is
@@ -130,38 +108,21 @@ type TimerResult struct {
 // timeout fences it. A fence may convert the group back to a classic group. Each timer is its
 // own write, so the caller appends and applies the records before calling Tick again, until
 // ok is false. Ties are broken by group id, kind and member id. A fence that fails (a
-// downgrade whose subscription bytes cannot be read) writes nothing, as in Kafka.
+// downgrade whose subscription bytes cannot be read) writes nothing, as in Kafka, and its
+// error is the result's Err.
 func (c *Coordinator) Tick(st groupstate.View, soft *Soft, md *coordinator.Metadata, now int64) (TimerResult, bool) {
-	best, ok := coordinator.EarliestDue(now, soft.Timers())
+	t, ok := coordinator.EarliestDue(now, soft.Timers())
 	if !ok {
 		return TimerResult{}, false
 	}
-	gs := soft.Groups[best.Group]
-	ms := gs.Members[best.Member]
-	res := TimerResult{Kind: best.Kind, Group: best.Group, Member: best.Member}
-	switch best.Kind {
-	case coordinator.TimerSession:
-		ms.SessionDeadline = 0
-	case coordinator.TimerRebalance:
-		ms.RebalanceDeadline = 0
-	case coordinator.TimerJoin:
-		ms.JoinDeadline = 0
-	case coordinator.TimerSync:
-		ms.SyncDeadline = 0
+	res := TimerResult{Kind: t.Kind, Group: t.Group, Member: t.Member}
+	g, ok := consumerGroupOf(st, t.Group)
+	var m *member
+	if ok {
+		m = g.members[t.Member]
 	}
-	g, ok := consumerGroupOf(st, best.Group)
-	if !ok {
-		delete(gs.Members, best.Member)
-		return res, true
+	if soft.Groups[t.Group].FireMemberTimer(t, m != nil, func() int32 { return m.epoch }) {
+		res.Records, res.Err = c.fence(g, soft, md, c.config(g.id), []string{m.id}, now)
 	}
-	m := g.members[best.Member]
-	if m == nil {
-		delete(gs.Members, best.Member)
-		return res, true
-	}
-	if best.Kind == coordinator.TimerRebalance && m.epoch != ms.RebalanceEpoch {
-		return res, true
-	}
-	res.Records, _ = c.fence(g, soft, md, c.config(g.id), []string{m.id}, now)
 	return res, true
 }

@@ -124,7 +124,7 @@ func upgradeClassicGroup(cg *groupstate.ClassicGroup, soft *Soft, cfg Config, md
 	delete(soft.Groups, id)
 	gs := soft.group(id)
 	for _, mid := range order {
-		gs.member(mid).SessionDeadline = now + int64(g.members[mid].classic.SessionTimeoutMs)
+		gs.Member(mid).ArmSession(now, g.members[mid].classic.SessionTimeoutMs)
 	}
 	return g, nil
 }
@@ -189,7 +189,7 @@ func (g *group) toClassicGroup(gone map[string]bool, joining *member, md *coordi
 	var members []*member
 	for _, id := range order {
 		m := g.members[id]
-		if gone[id] || (joining != nil && joining.instanceID != nil && strPtrEq(m.instanceID, joining.instanceID)) {
+		if gone[id] || (joining != nil && joining.instanceID != nil && coordinator.SameString(m.instanceID, joining.instanceID)) {
 			continue
 		}
 		members = append(members, m)

@@ -25,9 +25,10 @@ type Soft struct {
 	seenMetadata     bool
 }
 
-// GroupSoft is one group's soft state.
+// GroupSoft is one group's soft state: the skeleton's (its members' timers, the cached
+// model) and the consumer protocol's.
 type GroupSoft struct {
-	Members map[string]*MemberSoft
+	coordinator.GroupSoft[MemberSoft, *MemberSoft]
 	// RefreshDeadline and RefreshEpoch are the metadata refresh deadline: the subscription
 	// metadata is recomputed when the deadline passed, when the group epoch is below
 	// RefreshEpoch, or when the metadata version moved since RefreshVersion. Zero values
@@ -38,11 +39,6 @@ type GroupSoft struct {
 	// RegexResolution is the resolution of regular expressions scheduled on the executor
 	// (nil if none is in flight); the caller runs it with Coordinator.ResolveRegexes.
 	RegexResolution *RegexResolution
-
-	// model caches the group as built from the state at log offset modelOffset (see
-	// Request.StateOffset); it is never modified.
-	model       *group
-	modelOffset int64
 }
 
 // RegexResolution is one scheduled resolution of a group's regular expressions
@@ -53,41 +49,18 @@ type RegexResolution struct {
 	Regexes []string // sorted
 }
 
-// MemberSoft is one member's timers.
-type MemberSoft struct {
-	// SessionDeadline is when the member is fenced if it does not heartbeat (0 = none).
-	SessionDeadline int64
-	// RebalanceDeadline is when the member is fenced if it has not revoked its partitions
-	// (0 = none); it fires only if the member's epoch is still RebalanceEpoch.
-	RebalanceDeadline int64
-	RebalanceEpoch    int32
-	// JoinDeadline and SyncDeadline are a classic-protocol member's join timer (armed when it
-	// is told to rejoin, unless armed already) and sync timer (armed by its JoinGroup): it is
-	// fenced if it does not send the JoinGroup, or the SyncGroup, before them (0 = none).
-	JoinDeadline int64
-	SyncDeadline int64
-}
+// MemberSoft is one member's timers: session and rebalance timers, and a classic-protocol
+// member's join and sync timers.
+type MemberSoft = coordinator.MemberTimers
 
 // NewSoft returns empty soft state.
 func NewSoft() *Soft { return &Soft{Groups: map[string]*GroupSoft{}, NewTopicsVersion: -1} }
 
 func (s *Soft) group(id string) *GroupSoft {
-	g := s.Groups[id]
-	if g == nil {
-		g = &GroupSoft{Members: map[string]*MemberSoft{}}
-		s.Groups[id] = g
-	}
-	return g
+	return coordinator.SoftGroupOf(s.Groups, id, newGroupSoft)
 }
 
-func (g *GroupSoft) member(id string) *MemberSoft {
-	m := g.Members[id]
-	if m == nil {
-		m = &MemberSoft{}
-		g.Members[id] = m
-	}
-	return m
-}
+func newGroupSoft() *GroupSoft { return &GroupSoft{GroupSoft: coordinator.NewGroupSoft[MemberSoft]()} }
 
 // Clone returns a deep copy.
 func (s *Soft) Clone() *Soft {
@@ -95,12 +68,7 @@ func (s *Soft) Clone() *Soft {
 		knownTopics: maps.Clone(s.knownTopics), knownVersion: s.knownVersion, seenMetadata: s.seenMetadata}
 	for id, g := range s.Groups {
 		ng := *g
-		ng.model = nil
-		ng.Members = make(map[string]*MemberSoft, len(g.Members))
-		for mid, m := range g.Members {
-			nm := *m
-			ng.Members[mid] = &nm
-		}
+		ng.GroupSoft = g.GroupSoft.Clone(func(m *MemberSoft) *MemberSoft { n := *m; return &n })
 		if g.RegexResolution != nil {
 			r := *g.RegexResolution
 			r.Regexes = slices.Clone(r.Regexes)
@@ -164,49 +132,14 @@ func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now 
 		c := cfg(id)
 		gs := s.group(id)
 		for i := range v.Members {
-			m := memberFromView(&v.Members[i])
-			if _, ok := gs.Members[m.id]; ok {
-				continue
-			}
-			ms := gs.member(m.id)
-			ms.SessionDeadline = now + int64(c.SessionTimeoutMs)
-			if m.state == stateUnrevokedPartitons {
-				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(m.rebalanceTimeoutMs, 0)), m.epoch
-			}
+			m := &v.Members[i]
+			gs.RestoreMember(m.MemberID, now, c.SessionTimeoutMs, m.State == stateUnrevokedPartitons, m.RebalanceTimeoutMs, m.MemberEpoch)
 		}
 	}
 }
 
 // Timers lists every armed timer, in the order they fire (coordinator.Timer.Compare).
-func (s *Soft) Timers() []coordinator.Timer {
-	var out []coordinator.Timer
-	for gid, gs := range s.Groups {
-		for mid, ms := range gs.Members {
-			if ms.SessionDeadline != 0 {
-				out = append(out, coordinator.Timer{At: ms.SessionDeadline, Group: gid, Kind: coordinator.TimerSession, Member: mid})
-			}
-			if ms.RebalanceDeadline != 0 {
-				out = append(out, coordinator.Timer{At: ms.RebalanceDeadline, Group: gid, Kind: coordinator.TimerRebalance, Member: mid})
-			}
-			if ms.JoinDeadline != 0 {
-				out = append(out, coordinator.Timer{At: ms.JoinDeadline, Group: gid, Kind: coordinator.TimerJoin, Member: mid})
-			}
-			if ms.SyncDeadline != 0 {
-				out = append(out, coordinator.Timer{At: ms.SyncDeadline, Group: gid, Kind: coordinator.TimerSync, Member: mid})
-			}
-		}
-	}
-	slices.SortFunc(out, coordinator.Timer.Compare)
-	return out
-}
+func (s *Soft) Timers() []coordinator.Timer { return coordinator.ArmedTimers(s.Groups) }
 
 // NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
-func (s *Soft) NextDeadline() int64 {
-	var next int64
-	for _, t := range s.Timers() {
-		if next == 0 || t.At < next {
-			next = t.At
-		}
-	}
-	return next
-}
+func (s *Soft) NextDeadline() int64 { return coordinator.NextDeadline(s.Timers()) }

@@ -130,7 +130,7 @@ func BenchmarkTargetRecords(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.NumStandbyReplicas = 1
 	cfgs := cfg.assignmentConfigs()
-	gs := &GroupSoft{Members: map[string]*MemberSoft{}}
+	gs := NewSoft().group("app")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -13,22 +13,27 @@
 //     write operation).
 //   - Coordinator.Tick(state, soft, metadata, now) fires the earliest due timer (session
 //     timeout, rebalance timeout, initial rebalance delay) and returns its records; each timer
-//     is its own batch, so the caller applies it and calls Tick again until none is due.
+//     is its own batch, so the caller applies it and calls Tick again until none is due. A
+//     delayed assignment whose assignor fails writes nothing and returns its error
+//     (TimerResult.Err).
 //   - Coordinator.Describe answers StreamsGroupDescribe from the state.
-//   - Soft is the state Kafka keeps only in memory (timers as deadlines, last-heartbeat-based
-//     session deadlines, the shutdown requester, the endpoint-information epoch, reported task
-//     offsets, the configured topology and a cached group model). It is owned by the caller and
-//     passed in; it is not in groupstate because the log does not hold it. Soft.Restore arms the
-//     timers of a state loaded from a log or snapshot, as Kafka's onLoaded does.
+//   - Soft is the state Kafka keeps only in memory: per group the skeleton's
+//     coordinator.GroupSoft (timers as deadlines, last-heartbeat-based session deadlines, the
+//     initial rebalance delay, a cached group model) with the shutdown requester, the
+//     endpoint-information epoch, reported task offsets and the configured topology. It is
+//     owned by the caller and passed in; it is not in groupstate because the log does not hold
+//     it. Soft.Restore arms the timers of a state loaded from a log or snapshot, as Kafka's
+//     onLoaded does.
 //   - Config is the group's effective configuration (broker defaults with group overrides);
 //     Metadata the topics with partition counts and ids, and a Version that changes with them.
-//   - streamstest.Runner executes scenario scripts through the coordinator into any log (a
+//   - streamstest.Runner (on coordinator.ScenarioRunner) executes scenario scripts through the
+//     coordinator into any log (a
 //     streamstest.Log, which *replay.Engine satisfies); the tests and `replay simulate` use
 //     it. The scenario tests are datadriven files in testdata, one scenario each: a directive
 //     per command, the transcript lines it prints as expected output (rewritten with
 //     `go test -rewrite`); `replay simulate --scenario` runs them as scripts. The shared
-//     pieces (batches, error codes, epochs, metadata hash, timers) are in package
-//     coordinator.
+//     pieces (batches, error codes, epochs, metadata hash, timers, the modern-group skeleton)
+//     are in package coordinator.
 //
 // Records are written in Kafka's order (fact sheet 4.5): [classic tombstone] [static
 // replacement: 22, 21, 19 tombstones of the old id; 19, 21, 22 of the new] 19, 23, 17,

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,12 +47,7 @@ func (m *member) clone() *member {
 
 func (m *member) isReconciledTo(epoch int32) bool { return m.state == stateStable && m.epoch == epoch }
 
-func strPtrEq(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
+func memberID(m *member) string { return m.id }
 
 func endpointEq(a, b *groupstate.StreamsEndpoint) bool {
 	if a == nil || b == nil {
@@ -62,7 +58,7 @@ func endpointEq(a, b *groupstate.StreamsEndpoint) bool {
 
 // sameMetadata compares what record 19 holds.
 func sameMetadata(a, b *member) bool {
-	return a.id == b.id && strPtrEq(a.instanceID, b.instanceID) && strPtrEq(a.rackID, b.rackID) &&
+	return a.id == b.id && coordinator.SameString(a.instanceID, b.instanceID) && coordinator.SameString(a.rackID, b.rackID) &&
 		a.clientID == b.clientID && a.clientHost == b.clientHost && a.rebalanceTimeoutMs == b.rebalanceTimeoutMs &&
 		a.topologyEpoch == b.topologyEpoch && a.processID == b.processID && endpointEq(a.endpoint, b.endpoint) &&
 		sameKVs(a.clientTags, b.clientTags)
@@ -77,7 +73,7 @@ func sameAssignment(a, b *member) bool {
 // epochRelevantChange is hasEpochRelevantMemberConfigChanged: what bumps the group epoch for a
 // static member (KIP-1071: topology epoch, rack, client tags, process id).
 func epochRelevantChange(a, b *member) bool {
-	return a.topologyEpoch != b.topologyEpoch || !strPtrEq(a.rackID, b.rackID) ||
+	return a.topologyEpoch != b.topologyEpoch || !coordinator.SameString(a.rackID, b.rackID) ||
 		!sameKVs(a.clientTags, b.clientTags) || a.processID != b.processID
 }
 
@@ -219,31 +215,13 @@ func (g *group) kafkaOrder() []string {
 	return ids
 }
 
-func (g *group) sortedMemberIDs() []string {
-	ids := make([]string, 0, len(g.members))
-	for id := range g.members {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (g *group) sortedMemberIDs() []string { return slices.Sorted(maps.Keys(g.members)) }
 
-// state is StreamsGroup.maybeUpdateGroupState (4.2+ rule).
+// state is StreamsGroup.maybeUpdateGroupState (4.2+ rule): not ready while the topology is
+// missing or not validated at its epoch.
 func (g *group) state() string {
-	switch {
-	case len(g.members) == 0:
-		return groupstate.StateEmpty
-	case g.topology == nil || g.topology.Epoch != g.validatedTopologyEpoch:
-		return groupstate.StateNotReady
-	case g.epoch > g.assignmentEpoch:
-		return groupstate.StateAssigning
-	}
-	for _, m := range g.members {
-		if !m.isReconciledTo(g.assignmentEpoch) {
-			return groupstate.StateReconciling
-		}
-	}
-	return groupstate.StateStable
+	ready := g.topology != nil && g.topology.Epoch == g.validatedTopologyEpoch
+	return coordinator.GroupState(g.members, ready, g.epoch, g.assignmentEpoch, (*member).isReconciledTo)
 }
 
 func (g *group) buildOwners() {

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -75,9 +76,9 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.
 		// heartbeat at the same offset. Anything else (records the caller may or may not
 		// apply, or an error after a partial update of the model) drops it.
 		if err == nil && len(res.Records) == 0 && res.model != nil && req.StateOffset > 0 {
-			gs.model, gs.modelOffset = res.model, req.StateOffset
+			gs.KeepModel(res.model, req.StateOffset)
 		} else {
-			gs.model = nil
+			gs.DropModel()
 		}
 		res.model = nil
 	}
@@ -94,8 +95,6 @@ func (c *Coordinator) Heartbeat(st groupstate.View, soft *Soft, md *coordinator.
 	return res
 }
 
-func blank(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }
-
 // validateRequest is the broker's request-only validation (KafkaApis and
 // GroupCoordinatorService), in Kafka's order.
 func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *coordinator.Error {
@@ -109,15 +108,11 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *coordina
 			}
 		}
 	}
-	switch {
-	case strings.TrimSpace(r.MemberID) == "":
+	if strings.TrimSpace(r.MemberID) == "" {
 		return coordinator.Errorf(coordinator.ErrInvalidRequest, "MemberId can't be empty.")
-	case strings.TrimSpace(r.Group) == "":
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "GroupId can't be empty.")
-	case blank(r.InstanceID):
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "InstanceId can't be empty.")
-	case blank(r.RackID):
-		return coordinator.Errorf(coordinator.ErrInvalidRequest, "RackId can't be empty.")
+	}
+	if err := coordinator.CheckIDs(r.Group, r.InstanceID, r.RackID); err != nil {
+		return err
 	}
 	switch {
 	case r.MemberEpoch == 0:
@@ -178,26 +173,18 @@ func validateRequest(r *kmsg.StreamsGroupHeartbeatRequest, cfg Config) *coordina
 	return nil
 }
 
-// loadGroup returns the group for a join (creating it, or replacing an empty classic group
-// whose tombstone is then added to records) or for a regular heartbeat.
+// loadGroup is getOrMaybeCreateStreamsGroup: a join creates a missing group and replaces an
+// empty classic group (whose tombstone is then added to records).
 func loadGroup(st groupstate.View, id string, joining bool, records *[]recordcodec.Record) (*group, *coordinator.Error) {
-	typ, exists := st.GroupType(id)
+	loaded, err := coordinator.LoadGroup(st, id, groupstate.GroupTypeStreams, joining, false, records)
 	switch {
-	case !exists:
-		if !joining {
-			return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Streams group %s not found.", id)
-		}
-		return newGroup(id), nil
-	case typ == groupstate.GroupTypeStreams:
+	case err != nil:
+		return nil, err
+	case loaded == coordinator.LoadStored:
 		g, _ := streamsGroupOf(st, id)
 		return g, nil
-	case joining && typ == groupstate.GroupTypeClassic:
-		if cg, _ := st.ClassicGroup(id); len(cg.Members) == 0 {
-			*records = append(*records, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: id}})
-			return newGroup(id), nil
-		}
 	}
-	return nil, coordinator.Errorf(coordinator.ErrGroupIDNotFound, "Group %s is not a streams group.", id)
+	return newGroup(id), nil
 }
 
 // checkEpoch is throwIfStreamsGroupMemberEpochIsInvalid: an older epoch is accepted only as a
@@ -348,9 +335,10 @@ func (c *Coordinator) regular(st groupstate.View, soft *Soft, md *coordinator.Me
 // member id or instance id, may rejoin a full group.
 func (h *heartbeat) loadGroupCheckCapacity(st groupstate.View) *coordinator.Error {
 	r := h.r
-	if gs := h.soft.Groups[r.Group]; gs != nil && gs.model != nil && h.req.StateOffset > 0 && gs.modelOffset == h.req.StateOffset {
-		h.g = gs.model
-	} else {
+	if gs := h.soft.Groups[r.Group]; gs != nil {
+		h.g, _ = gs.CachedModel(h.req.StateOffset).(*group)
+	}
+	if h.g == nil {
 		g, err := loadGroup(st, r.Group, h.joining, &h.records)
 		if err != nil {
 			return err
@@ -388,19 +376,12 @@ func (h *heartbeat) dynamicMember() *coordinator.Error {
 	r := h.r
 	if h.m = h.g.members[r.MemberID]; h.m == nil {
 		if !h.joining {
-			return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Member %s is not a member of group %s.", r.MemberID, r.Group)
+			_, err := coordinator.KnownMember(h.g.members, r.Group, r.MemberID)
+			return err
 		}
 		h.m = newDefaultMember(r.MemberID)
 	}
 	return checkEpoch(h.m, r)
-}
-
-// staticOwner is the member that holds the request's instance id, or nil.
-func (h *heartbeat) staticOwner() *member {
-	if id := h.g.static[*h.r.InstanceID]; id != "" {
-		return h.g.members[id]
-	}
-	return nil
 }
 
 // staticJoin is a static member joining (epoch 0): with an instance id nobody holds it is the
@@ -409,15 +390,15 @@ func (h *heartbeat) staticOwner() *member {
 // UNRELEASED_INSTANCE_ID.
 func (h *heartbeat) staticJoin() *coordinator.Error {
 	r := h.r
-	old := h.staticOwner()
-	if old == nil {
+	old, held := coordinator.StaticOwner(h.g.members, h.g.static, *r.InstanceID)
+	if !held {
 		if h.m = h.g.members[r.MemberID]; h.m == nil {
 			h.m = newDefaultMember(r.MemberID)
 		}
 		return nil
 	}
-	if old.epoch != -2 {
-		return coordinator.Errorf(coordinator.ErrUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, *r.InstanceID, old.id)
+	if old.epoch != coordinator.StaticLeaveEpoch {
+		return coordinator.UnreleasedInstance(r.MemberID, *r.InstanceID, old.id)
 	}
 	h.staticReplacement(old)
 	return nil
@@ -437,17 +418,12 @@ func (h *heartbeat) staticReplacement(old *member) {
 // staticMember is a regular heartbeat of a static member: its instance id must be known
 // (UNKNOWN_MEMBER_ID) and held by its member id (FENCED_INSTANCE_ID); then the epoch check.
 func (h *heartbeat) staticMember() *coordinator.Error {
-	r := h.r
-	inst := *r.InstanceID
-	old := h.staticOwner()
-	if old == nil {
-		return coordinator.Errorf(coordinator.ErrUnknownMemberID, "Instance id %s is unknown.", inst)
+	m, err := coordinator.KnownStaticMember(h.g.members, h.g.static, h.r.MemberID, *h.r.InstanceID, memberID)
+	if err != nil {
+		return err
 	}
-	if old.id != r.MemberID {
-		return coordinator.Errorf(coordinator.ErrFencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", r.MemberID, inst, old.id)
-	}
-	h.m = old
-	return checkEpoch(h.m, r)
+	h.m = m
+	return checkEpoch(h.m, h.r)
 }
 
 // updateMemberMetadata is step 1 (StreamsGroupMember.Builder, then
@@ -631,7 +607,7 @@ func (h *heartbeat) updateSoftState() {
 	h.gs.configured, h.gs.configuredVersion, h.gs.configuredEpoch = h.ct, h.mdVersion, h.topology.Epoch
 	// A replacing static member starts without task offsets: Kafka keys them by member id and
 	// drops the old id's offsets when its removal replays.
-	h.ms = h.gs.member(h.u.id)
+	h.ms = h.gs.Member(h.u.id)
 	if r.TaskOffsets != nil {
 		h.ms.TaskOffsets = offsetsMap(r.TaskOffsets)
 	}
@@ -723,7 +699,7 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 	if !sameAssignment(n, u) {
 		h.records = append(h.records, currentAssignmentRecord(h.g.id, n))
 		if n.state == stateUnrevokedTasks {
-			h.ms.RebalanceDeadline, h.ms.RebalanceEpoch = h.now+int64(max(n.rebalanceTimeoutMs, 0)), n.epoch
+			h.ms.ArmRebalance(h.now, n.rebalanceTimeoutMs, n.epoch)
 		} else {
 			h.ms.RebalanceDeadline = 0
 		}
@@ -735,13 +711,13 @@ func (h *heartbeat) reconcile() *coordinator.Error {
 // scheduleTimers is scheduleStreamsGroupSessionTimeout and the shutdown request; a replaced
 // static member's timers go.
 func (h *heartbeat) scheduleTimers() {
-	h.ms.SessionDeadline = h.now + int64(h.cfg.SessionTimeoutMs)
+	h.ms.ArmSession(h.now, h.cfg.SessionTimeoutMs)
 	if h.r.ShutdownApplication && h.gs.ShutdownRequestedBy == "" {
 		h.gs.ShutdownRequestedBy = h.u.id
 	}
 	if h.replaced != nil && h.replaced.id != h.u.id {
 		// The old member's records are tombstoned; its timers would find nothing to fence.
-		h.gs.removeMember(h.replaced.id)
+		h.gs.RemoveMember(h.replaced.id)
 	}
 }
 
@@ -927,19 +903,10 @@ func topicPartitions(ct *configuredTopology, a, b taskMap) []topicParts {
 		}
 	}
 	var out []topicParts
-	for _, topic := range sortedKeys(byTopic) {
+	for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
 		ps := byTopic[topic]
 		slices.Sort(ps)
 		out = append(out, topicParts{topic, slices.Compact(ps)})
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

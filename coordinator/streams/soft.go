@@ -1,8 +1,9 @@
 package streams
 
 import (
-	"slices"
+	"maps"
 
+	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/groupstate"
 )
 
@@ -21,36 +22,25 @@ type Soft struct {
 	Groups map[string]*GroupSoft
 }
 
-// GroupSoft is one group's soft state.
+// GroupSoft is one group's soft state: the skeleton's (its members' timers and task offsets,
+// the initial-rebalance timer, the cached model) and the streams protocol's.
 type GroupSoft struct {
-	Members map[string]*MemberSoft
+	coordinator.GroupSoft[MemberSoft, *MemberSoft]
 	// ShutdownRequestedBy is the first member that asked the application to shut down ("" if
 	// none); cleared when the group becomes empty.
 	ShutdownRequestedBy string
 	// EndpointInformationEpoch is the in-memory IQ endpoint epoch (starts at 0).
 	EndpointInformationEpoch int32
-	// InitialDelayDeadline is when the initial-rebalance timer fires (0 = not armed).
-	InitialDelayDeadline int64
 
 	configured *configuredTopology
 	// configuredFor identifies the inputs configured was built from.
 	configuredVersion int64
 	configuredEpoch   int32
-
-	// model caches the group as built from the state at log offset modelOffset (see
-	// Request.StateOffset).
-	model       *group
-	modelOffset int64
 }
 
 // MemberSoft is one member's timers and reported offsets.
 type MemberSoft struct {
-	// SessionDeadline is when the member is fenced if it does not heartbeat (0 = none).
-	SessionDeadline int64
-	// RebalanceDeadline is when the member is fenced if it has not revoked its tasks
-	// (0 = none); it fires only if the member's epoch is still RebalanceEpoch.
-	RebalanceDeadline int64
-	RebalanceEpoch    int32
+	coordinator.MemberTimers
 	// TaskOffsets and TaskEndOffsets are the last reported cumulative changelog offsets.
 	TaskOffsets    map[TaskID]int64
 	TaskEndOffsets map[TaskID]int64
@@ -60,48 +50,22 @@ type MemberSoft struct {
 func NewSoft() *Soft { return &Soft{Groups: map[string]*GroupSoft{}} }
 
 func (s *Soft) group(id string) *GroupSoft {
-	g := s.Groups[id]
-	if g == nil {
-		g = &GroupSoft{Members: map[string]*MemberSoft{}}
-		s.Groups[id] = g
-	}
-	return g
+	return coordinator.SoftGroupOf(s.Groups, id, newGroupSoft)
 }
 
-func (g *GroupSoft) member(id string) *MemberSoft {
-	m := g.Members[id]
-	if m == nil {
-		m = &MemberSoft{}
-		g.Members[id] = m
-	}
-	return m
-}
+func newGroupSoft() *GroupSoft { return &GroupSoft{GroupSoft: coordinator.NewGroupSoft[MemberSoft]()} }
 
 // Clone returns a deep copy (the cached configured topology is shared: it is immutable).
 func (s *Soft) Clone() *Soft {
 	c := NewSoft()
 	for id, g := range s.Groups {
 		ng := *g
-		ng.model = nil
-		ng.Members = make(map[string]*MemberSoft, len(g.Members))
-		for mid, m := range g.Members {
+		ng.GroupSoft = g.GroupSoft.Clone(func(m *MemberSoft) *MemberSoft {
 			nm := *m
-			nm.TaskOffsets = cloneOffsets(m.TaskOffsets)
-			nm.TaskEndOffsets = cloneOffsets(m.TaskEndOffsets)
-			ng.Members[mid] = &nm
-		}
+			nm.TaskOffsets, nm.TaskEndOffsets = maps.Clone(m.TaskOffsets), maps.Clone(m.TaskEndOffsets)
+			return &nm
+		})
 		c.Groups[id] = &ng
-	}
-	return c
-}
-
-func cloneOffsets(m map[TaskID]int64) map[TaskID]int64 {
-	if m == nil {
-		return nil
-	}
-	c := make(map[TaskID]int64, len(m))
-	for k, v := range m {
-		c[k] = v
 	}
 	return c
 }
@@ -119,28 +83,13 @@ func (s *Soft) Restore(st groupstate.View, cfg func(groupID string) Config, now 
 		gs := s.group(id)
 		for i := range v.Members {
 			m := memberFromView(&v.Members[i])
-			if _, ok := gs.Members[m.id]; ok {
-				continue
-			}
-			ms := gs.member(m.id)
-			ms.SessionDeadline = now + int64(c.SessionTimeoutMs)
-			if m.state == stateUnrevokedTasks {
-				ms.RebalanceDeadline, ms.RebalanceEpoch = now+int64(max(m.rebalanceTimeoutMs, 0)), m.epoch
-			}
+			gs.RestoreMember(m.id, now, c.SessionTimeoutMs, m.state == stateUnrevokedTasks, m.rebalanceTimeoutMs, m.epoch)
 		}
 	}
 }
 
-// removeMember drops a member's timers and offsets (Kafka cancels its timers and forgets its
-// task offsets when it leaves or is fenced).
-func (g *GroupSoft) removeMember(id string) { delete(g.Members, id) }
+// Timers lists every armed timer, in the order they fire (coordinator.Timer.Compare).
+func (s *Soft) Timers() []coordinator.Timer { return coordinator.ArmedTimers(s.Groups) }
 
-// sortedMemberIDs lists the members with soft state, sorted.
-func (g *GroupSoft) sortedMemberIDs() []string {
-	ids := make([]string, 0, len(g.Members))
-	for id := range g.Members {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+// NextDeadline returns the earliest armed timer deadline (0 if none), for callers that sleep.
+func (s *Soft) NextDeadline() int64 { return coordinator.NextDeadline(s.Timers()) }

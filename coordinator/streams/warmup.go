@@ -1,6 +1,9 @@
 package streams
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Warm-up tasks (KIP-1071, Config.Assignor == AssignorHighlyAvailable). Kafka 4.4 has the
 // scaffolding but assigns none; this is coordlog's reading of the KIP:
@@ -45,7 +48,7 @@ func applyWarmups(g *group, gs *GroupSoft, ct *configuredTopology, cfg Config, n
 		}
 	}
 	budget := int(cfg.NumWarmupReplicas)
-	for _, id := range sortedKeys(next) {
+	for _, id := range slices.Sorted(maps.Keys(next)) {
 		tt := next[id]
 		for _, t := range tt.active.sorted() {
 			st := ct.byID[t.Subtopology]
@@ -70,7 +73,7 @@ func applyWarmups(g *group, gs *GroupSoft, ct *configuredTopology, cfg Config, n
 			}
 			pt.active[t] = 0
 			next[prev] = pt
-			for _, oid := range sortedKeys(next) {
+			for _, oid := range slices.Sorted(maps.Keys(next)) {
 				if om := g.members[oid]; om != nil && om.processID == pm.processID {
 					delete(next[oid].standby, t)
 				}

@@ -72,7 +72,7 @@ func (r *Runner) classicState(id string) (*Client, *ClassicClient) {
 // notConsumerGroup prints the answer to a request this coordinator does not decide.
 func (r *Runner) notConsumerGroup(err error) error {
 	if errors.Is(err, consumer.ErrNotConsumerGroup) {
-		r.printf("  < not a consumer group with members: the classic group coordinator decides\n")
+		r.Printf("  < not a consumer group with members: the classic group coordinator decides\n")
 		return nil
 	}
 	return err
@@ -83,7 +83,7 @@ func (r *Runner) printError(err *coordinator.Error, extra string) {
 	if err != nil {
 		msg = err.Message
 	}
-	r.printf("  < error=%d%s %q\n", err.Code, extra, msg)
+	r.Printf("  < error=%d%s %q\n", err.Code, extra, msg)
 }
 
 // owned lists a classic client's partitions as a subscription's owned partitions.
@@ -109,7 +109,6 @@ func (r *Runner) ClassicJoin(id string, args map[string]string) (consumer.JoinGr
 	if topics == nil {
 		topics = slices.Clone(r.subscribe)
 	}
-	var err error
 	if v, ok := args["instance"]; ok {
 		j.InstanceID = &v
 	}
@@ -119,13 +118,58 @@ func (r *Runner) ClassicJoin(id string, args map[string]string) (consumer.JoinGr
 	if v, ok := args["topics"]; ok {
 		topics = splitList(v)
 	}
-	for k, dst := range map[string]*int32{"session": &j.SessionTimeoutMillis, "timeout": &j.RebalanceTimeoutMillis} {
-		if v, ok := args[k]; ok {
-			if *dst, err = atoi32(v); err != nil {
-				return consumer.JoinGroupResult{}, false, fmt.Errorf("%s: %w", k, err)
-			}
-		}
+	version := int32(j.Version)
+	if err := int32Args(args, intArg{"session", &j.SessionTimeoutMillis}, intArg{"timeout", &j.RebalanceTimeoutMillis}, intArg{"version", &version}); err != nil {
+		return consumer.JoinGroupResult{}, false, err
 	}
+	j.Version = int16(version)
+	metadata, err := cc.subscription(protocols, topics, args)
+	if err != nil {
+		return consumer.JoinGroupResult{}, false, err
+	}
+	for _, p := range protocols {
+		j.Protocols = append(j.Protocols, kmsg.JoinGroupRequestProtocol{Name: p, Metadata: metadata})
+	}
+	if v, ok := args["type"]; ok {
+		j.ProtocolType = v
+	}
+	if v, ok := args["member"]; ok {
+		j.MemberID = v
+	}
+	clientID, clientHost := r.connection(c, id)
+	res, err := r.Coord.JoinGroup(r.Log.State(), r.Soft, r.Meta, consumer.JoinGroupRequest{Join: j, ClientID: clientID, ClientHost: clientHost}, r.Now)
+	if err != nil {
+		return res, false, r.notConsumerGroup(err)
+	}
+	resp := res.Response
+	switch resp.ErrorCode {
+	case coordinator.ErrNone:
+		protocol := ""
+		if resp.Protocol != nil {
+			protocol = *resp.Protocol
+		}
+		r.Printf("  < member=%s generation=%d protocol=%s\n", resp.MemberID, resp.Generation, protocol)
+		c.MemberID, c.Instance, c.Joined, c.Topics = resp.MemberID, j.InstanceID, true, topics
+		cc.Generation, cc.Protocol, cc.Rejoin, cc.Synced = resp.Generation, protocol, false, false
+		cc.Protocols, cc.SessionTimeoutMs, cc.RebalanceTimeoutMs = protocols, j.SessionTimeoutMillis, j.RebalanceTimeoutMillis
+	case coordinator.ErrMemberIDRequired:
+		r.printError(res.Error, " member="+resp.MemberID)
+		c.MemberID = resp.MemberID // the client rejoins with it
+	default:
+		r.printError(res.Error, "")
+		r.classicLost(c, cc, resp.ErrorCode)
+	}
+	if err := r.Append(res.Records); err != nil {
+		return res, true, err
+	}
+	return res, true, r.resolveRegexes(res.RegexResolution)
+}
+
+// subscription is the consumer-protocol subscription a JoinGroup carries: the topics, the
+// partitions the client owns (none under an eager protocol) and its generation, as the
+// arguments rack=, owned= and generation= change them; metadata= gives bytes that are not a
+// subscription instead.
+func (cc *ClassicClient) subscription(protocols, topics []string, args map[string]string) ([]byte, error) {
 	sub := recordcodec.NewConsumerProtocolSubscription()
 	sub.Topics = slices.Sorted(slices.Values(topics))
 	sub.OwnedPartitions = cc.ownedPartitions()
@@ -141,68 +185,20 @@ func (r *Runner) ClassicJoin(id string, args map[string]string) (consumer.JoinGr
 		if v != "none" {
 			names, ps, err := parsePartitions(v)
 			if err != nil {
-				return consumer.JoinGroupResult{}, false, err
+				return nil, err
 			}
 			for _, n := range names {
 				sub.OwnedPartitions = append(sub.OwnedPartitions, recordcodec.OwnedPartition{Topic: n, Partitions: ps[n]})
 			}
 		}
 	}
-	if v, ok := args["generation"]; ok {
-		if sub.GenerationId, err = atoi32(v); err != nil {
-			return consumer.JoinGroupResult{}, false, fmt.Errorf("generation: %w", err)
-		}
-	}
-	metadata, err := recordcodec.EncodeConsumerSubscription(sub)
-	if err != nil {
-		return consumer.JoinGroupResult{}, false, err
+	if err := int32Args(args, intArg{"generation", &sub.GenerationId}); err != nil {
+		return nil, err
 	}
 	if v, ok := args["metadata"]; ok {
-		metadata = []byte(v) // bytes that are not a subscription
+		return []byte(v), nil
 	}
-	for _, p := range protocols {
-		j.Protocols = append(j.Protocols, kmsg.JoinGroupRequestProtocol{Name: p, Metadata: metadata})
-	}
-	if v, ok := args["type"]; ok {
-		j.ProtocolType = v
-	}
-	if v, ok := args["member"]; ok {
-		j.MemberID = v
-	}
-	if v, ok := args["version"]; ok {
-		n, err := atoi32(v)
-		if err != nil {
-			return consumer.JoinGroupResult{}, false, fmt.Errorf("version: %w", err)
-		}
-		j.Version = int16(n)
-	}
-	clientID, clientHost := r.connection(c, id)
-	res, err := r.Coord.JoinGroup(r.Log.State(), r.Soft, r.Meta, consumer.JoinGroupRequest{Join: j, ClientID: clientID, ClientHost: clientHost}, r.Now)
-	if err != nil {
-		return res, false, r.notConsumerGroup(err)
-	}
-	resp := res.Response
-	switch resp.ErrorCode {
-	case coordinator.ErrNone:
-		protocol := ""
-		if resp.Protocol != nil {
-			protocol = *resp.Protocol
-		}
-		r.printf("  < member=%s generation=%d protocol=%s\n", resp.MemberID, resp.Generation, protocol)
-		c.MemberID, c.Instance, c.Joined, c.Topics = resp.MemberID, j.InstanceID, true, topics
-		cc.Generation, cc.Protocol, cc.Rejoin, cc.Synced = resp.Generation, protocol, false, false
-		cc.Protocols, cc.SessionTimeoutMs, cc.RebalanceTimeoutMs = protocols, j.SessionTimeoutMillis, j.RebalanceTimeoutMillis
-	case coordinator.ErrMemberIDRequired:
-		r.printError(res.Error, " member="+resp.MemberID)
-		c.MemberID = resp.MemberID // the client rejoins with it
-	default:
-		r.printError(res.Error, "")
-		r.classicLost(c, cc, resp.ErrorCode)
-	}
-	if err := r.append(res.Records); err != nil {
-		return res, true, err
-	}
-	return res, true, r.resolveRegexes(res.RegexResolution)
+	return recordcodec.EncodeConsumerSubscription(sub)
 }
 
 // classicLost is what the Java client does on an error answer: it forgets its member id and
@@ -239,25 +235,14 @@ func (r *Runner) ClassicSync(id string, args map[string]string) (consumer.SyncGr
 	if v, ok := args["type"]; ok {
 		s.ProtocolType = &v
 	}
-	var err error
-	if v, ok := args["generation"]; ok {
-		if s.Generation, err = atoi32(v); err != nil {
-			return consumer.SyncGroupResult{}, false, fmt.Errorf("generation: %w", err)
-		}
-	}
-	if v, ok := args["member"]; ok {
-		s.MemberID = v
-	}
-	if v, ok := args["instance"]; ok {
-		s.InstanceID = &v
+	if err := identityArgs(args, &s.Generation, &s.MemberID, &s.InstanceID); err != nil {
+		return consumer.SyncGroupResult{}, false, err
 	}
 	res, err := r.Coord.SyncGroup(r.Log.State(), r.Soft, r.Meta, s, r.Now)
 	if err != nil {
 		return res, false, r.notConsumerGroup(err)
 	}
-	if res.Response.ErrorCode != coordinator.ErrNone {
-		r.printError(res.Error, "")
-		r.classicLost(c, cc, res.Response.ErrorCode)
+	if r.refused(c, cc, res.Response.ErrorCode, res.Error) {
 		return res, true, nil
 	}
 	a, err := recordcodec.DecodeConsumerAssignment(res.Response.MemberAssignment)
@@ -278,7 +263,7 @@ func (r *Runner) ClassicSync(id string, args map[string]string) (consumer.SyncGr
 		}
 		parts = append(parts, t+":"+strings.Join(s, ","))
 	}
-	r.printf("  < assignment=[%s]\n", strings.Join(parts, "/"))
+	r.Printf("  < assignment=[%s]\n", strings.Join(parts, "/"))
 	// A cooperative client revokes what it lost, then rejoins to report it.
 	for t, ps := range cc.Owned {
 		for _, p := range ps {
@@ -291,33 +276,48 @@ func (r *Runner) ClassicSync(id string, args map[string]string) (consumer.SyncGr
 	return res, true, nil
 }
 
+// identityArgs applies generation=, member= and instance= to a SyncGroup's or Heartbeat's
+// fields.
+func identityArgs(args map[string]string, generation *int32, memberID *string, instanceID **string) error {
+	if err := int32Args(args, intArg{"generation", generation}); err != nil {
+		return err
+	}
+	if v, ok := args["member"]; ok {
+		*memberID = v
+	}
+	if v, ok := args["instance"]; ok {
+		*instanceID = &v
+	}
+	return nil
+}
+
+// refused reports whether a classic answer is an error (code): then it is printed and the
+// client does what the Java client does about it (classicLost).
+func (r *Runner) refused(c *Client, cc *ClassicClient, code int16, err *coordinator.Error) bool {
+	if code == coordinator.ErrNone {
+		return false
+	}
+	r.printError(err, "")
+	r.classicLost(c, cc, code)
+	return true
+}
+
 // ClassicHeartbeat sends a Heartbeat of client id (chb).
 func (r *Runner) ClassicHeartbeat(id string, args map[string]string) (consumer.ClassicHeartbeatResult, bool, error) {
 	c, cc := r.classicState(id)
 	h := kmsg.NewPtrHeartbeatRequest()
 	h.Version, h.Group, h.MemberID, h.InstanceID, h.Generation = 4, r.Group, c.MemberID, c.Instance, cc.Generation
-	var err error
-	if v, ok := args["generation"]; ok {
-		if h.Generation, err = atoi32(v); err != nil {
-			return consumer.ClassicHeartbeatResult{}, false, fmt.Errorf("generation: %w", err)
-		}
-	}
-	if v, ok := args["member"]; ok {
-		h.MemberID = v
-	}
-	if v, ok := args["instance"]; ok {
-		h.InstanceID = &v
+	if err := identityArgs(args, &h.Generation, &h.MemberID, &h.InstanceID); err != nil {
+		return consumer.ClassicHeartbeatResult{}, false, err
 	}
 	res, err := r.Coord.ClassicHeartbeat(r.Log.State(), r.Soft, r.Meta, h, r.Now)
 	if err != nil {
 		return res, false, r.notConsumerGroup(err)
 	}
-	if res.Response.ErrorCode != coordinator.ErrNone {
-		r.printError(res.Error, "")
-		r.classicLost(c, cc, res.Response.ErrorCode)
+	if r.refused(c, cc, res.Response.ErrorCode, res.Error) {
 		return res, true, nil
 	}
-	r.printf("  < ok\n")
+	r.Printf("  < ok\n")
 	return res, true, nil
 }
 
@@ -352,9 +352,9 @@ func (r *Runner) ClassicLeave(ids []string, admin bool, instance *string) error 
 				delete(r.Clients, ids[i])
 			}
 		}
-		r.printf("  < %s\n", strings.Join(parts, " "))
+		r.Printf("  < %s\n", strings.Join(parts, " "))
 	}
-	return r.append(res.Records)
+	return r.Append(res.Records)
 }
 
 // classicGroup writes the GroupMetadata record of a classic group (classicgroup): what a
@@ -450,7 +450,7 @@ func (r *Runner) classicGroup(pos []string, args map[string]string) error {
 		v.Members = append(v.Members, recordcodec.MemberMetadata{MemberId: name, GroupInstanceId: c.Instance, ClientId: c.ClientID,
 			ClientHost: c.ClientHost, RebalanceTimeout: timeout, SessionTimeout: session, Subscription: subBytes, Assignment: assignment})
 	}
-	return r.append([]recordcodec.Record{{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: r.Group}, Value: v}})
+	return r.Append([]recordcodec.Record{{Key: recordcodec.Key{Type: recordcodec.GroupMetadata, Group: r.Group}, Value: v}})
 }
 
 // classicSteps moves a classic client one step, as its poll loop would: a JoinGroup (then
@@ -461,13 +461,13 @@ func (r *Runner) classicSteps(id string) (changed bool, err error) {
 	c := r.Clients[id]
 	cc := c.Classic
 	join := func() (bool, error) {
-		r.printf("> cjoin %s\n", id)
+		r.Printf("> cjoin %s\n", id)
 		res, decided, err := r.ClassicJoin(id, map[string]string{})
 		if err != nil || !decided {
 			return false, err
 		}
 		if res.Response.ErrorCode == coordinator.ErrMemberIDRequired {
-			r.printf("> cjoin %s\n", id)
+			r.Printf("> cjoin %s\n", id)
 			if res, decided, err = r.ClassicJoin(id, map[string]string{}); err != nil || !decided {
 				return true, err
 			}
@@ -475,7 +475,7 @@ func (r *Runner) classicSteps(id string) (changed bool, err error) {
 		if res.Response.ErrorCode != coordinator.ErrNone {
 			return true, nil
 		}
-		r.printf("> csync %s\n", id)
+		r.Printf("> csync %s\n", id)
 		_, _, err = r.ClassicSync(id, map[string]string{})
 		return true, err
 	}
@@ -483,11 +483,11 @@ func (r *Runner) classicSteps(id string) (changed bool, err error) {
 	case cc.Rejoin || cc.Generation < 0:
 		return join()
 	case !cc.Synced:
-		r.printf("> csync %s\n", id)
+		r.Printf("> csync %s\n", id)
 		_, _, err := r.ClassicSync(id, map[string]string{})
 		return true, err
 	}
-	r.printf("> chb %s\n", id)
+	r.Printf("> chb %s\n", id)
 	res, decided, err := r.ClassicHeartbeat(id, map[string]string{})
 	if err != nil || !decided || res.Response.ErrorCode == coordinator.ErrNone {
 		return false, err

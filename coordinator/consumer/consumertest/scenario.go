@@ -75,8 +75,9 @@ import (
 //
 // Time, timers and the rest:
 //
-//	clock +MS               advance the clock
-//	tick                    fire every due timer (each is one batch)
+//	clock +MS | clock =MS   advance the clock, or set it
+//	tick                    fire every due timer (each is one batch; one whose write
+//	                        fails prints its error and appends nothing)
 //	timers                  print the armed timers
 //	restart                 fail over: the soft state is lost and rebuilt from the state
 //	                        (Soft.Restore, Kafka's onLoaded)
@@ -118,20 +119,14 @@ type Client struct {
 	Classic *ClassicClient
 }
 
-// Runner executes scenarios through a consumer Coordinator and appends every decision to Log.
+// Runner executes scenarios through a consumer Coordinator and appends every decision to Log
+// (the log, clock, metadata, group and transcript are the coordinator.ScenarioRunner's).
 type Runner struct {
-	Coord     *consumer.Coordinator
-	Cfg       consumer.Config
-	Log       coordinator.Log
-	Partition int32
-	Soft      *consumer.Soft
-	Meta      *coordinator.Metadata
-	Now       int64
-	Group     string
-	Clients   map[string]*Client
-	Out       io.Writer
-	Batches   int
-	Records   int
+	coordinator.ScenarioRunner
+	Coord   *consumer.Coordinator
+	Cfg     consumer.Config
+	Soft    *consumer.Soft
+	Clients map[string]*Client
 
 	subscribe []string
 }
@@ -139,34 +134,43 @@ type Runner struct {
 // NewRunner prepares a runner that appends to log and writes its transcript to out (nil: no
 // transcript); Coord.Config returns r.Cfg.
 func NewRunner(log coordinator.Log, out io.Writer) *Runner {
-	r := &Runner{Cfg: consumer.DefaultConfig(), Log: log, Soft: consumer.NewSoft(),
-		Meta: &coordinator.Metadata{Topics: map[string]coordinator.TopicMetadata{}}, Group: "cg", Clients: map[string]*Client{}, Out: out, Now: 1000}
+	r := &Runner{ScenarioRunner: coordinator.NewScenarioRunner(log, out, "cg"), Cfg: consumer.DefaultConfig(),
+		Soft: consumer.NewSoft(), Clients: map[string]*Client{}}
 	r.Coord = &consumer.Coordinator{Config: func(string) consumer.Config { return r.Cfg }}
 	return r
 }
 
-func (r *Runner) printf(format string, args ...any) {
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, format, args...)
-	}
-}
-
 // Run executes a whole script (see coordinator.RunScript).
-func (r *Runner) Run(script io.Reader) error {
-	return coordinator.RunScript(script, func(cmd string) { r.printf("> %s\n", cmd) }, r.Exec)
-}
+func (r *Runner) Run(script io.Reader) error { return r.RunScript(script, r.Exec) }
 
 func atoi32(s string) (int32, error) {
 	n, err := strconv.ParseInt(s, 10, 32)
 	return int32(n), err
 }
 
-// TopicID is the id the runner gives topic name: its bytes, padded, with the length last.
-func TopicID(name string) [16]byte {
-	var id [16]byte
-	copy(id[:], name)
-	id[15] = byte(len(name))
-	return id
+// TopicID is the id the runner gives topic name: its bytes, padded, with the length last
+// (coordinator.ScenarioTopicID).
+func TopicID(name string) [16]byte { return coordinator.ScenarioTopicID(name) }
+
+// intArg is a number argument of a command and where it goes.
+type intArg struct {
+	key string
+	dst *int32
+}
+
+// int32Args sets each argument args holds, in order; a value that is not a number is an
+// error naming its key.
+func int32Args(args map[string]string, as ...intArg) error {
+	for _, a := range as {
+		if v, ok := args[a.key]; ok {
+			n, err := atoi32(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", a.key, err)
+			}
+			*a.dst = n
+		}
+	}
+	return nil
 }
 
 func splitList(s string) []string {
@@ -176,119 +180,124 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// needs is how many positional arguments a command needs.
+var needs = map[string]int{"group": 1, "subscribe": 1, "topic": 2, "deltopic": 1, "clock": 1,
+	"cjoin": 1, "csync": 1, "chb": 1, "join": 1, "hb": 1, "leave": 1}
+
 // Exec runs one command.
 func (r *Runner) Exec(text string) error {
 	fields := strings.Fields(text)
+	cmd := fields[0]
 	args, pos := coordinator.ScriptArgs(fields[1:])
-	need := func(n int) error {
-		if len(pos) < n {
-			return fmt.Errorf("%s needs %d argument(s)", fields[0], n)
-		}
-		return nil
+	if n := needs[cmd]; len(pos) < n {
+		return fmt.Errorf("%s needs %d argument(s)", cmd, n)
 	}
-	switch fields[0] {
+	switch cmd {
 	case "config":
-		for _, k := range slices.Sorted(maps.Keys(args)) {
-			v := args[k]
-			var err error
-			switch k {
-			case "session":
-				r.Cfg.SessionTimeoutMs, err = atoi32(v)
-			case "heartbeat":
-				r.Cfg.HeartbeatIntervalMs, err = atoi32(v)
-			case "maxsize":
-				r.Cfg.MaxSize, err = atoi32(v)
-			case "assignors":
-				r.Cfg.Assignors = splitList(v)
-			case "migration":
-				r.Cfg.MigrationPolicy = v
-			case "interval":
-				r.Cfg.AssignmentIntervalMs, err = atoi32(v)
-			case "regexrefresh":
-				r.Cfg.RegexRefreshIntervalMs, err = strconv.ParseInt(v, 10, 64)
-			case "classicmaxsize":
-				r.Cfg.ClassicMaxSize, err = atoi32(v)
-			case "classicsession":
-				lo, hi, ok := strings.Cut(v, "-")
-				if !ok {
-					return fmt.Errorf("config classicsession=%s: want MIN-MAX", v)
-				}
-				if r.Cfg.ClassicMinSessionTimeoutMs, err = atoi32(lo); err == nil {
-					r.Cfg.ClassicMaxSessionTimeoutMs, err = atoi32(hi)
-				}
-			default:
-				return fmt.Errorf("unknown config %q (session, heartbeat, maxsize, assignors, migration, interval, regexrefresh, classicmaxsize, classicsession)", k)
-			}
-			if err != nil {
-				return fmt.Errorf("config %s=%s: %w", k, v, err)
-			}
-		}
-		return r.Cfg.Validate()
+		return r.config(args)
 	case "group":
-		if err := need(1); err != nil {
-			return err
-		}
 		r.Group, r.Clients = pos[0], map[string]*Client{}
 	case "subscribe":
-		if err := need(1); err != nil {
-			return err
-		}
 		r.subscribe = splitList(pos[0])
 	case "topic":
-		if err := need(2); err != nil {
-			return err
-		}
-		n, err := atoi32(pos[1])
-		if err != nil || n < 1 {
-			return fmt.Errorf("topic %s: partitions %q must be a positive number", pos[0], pos[1])
-		}
-		id, err := r.topicID(pos[0], args["id"])
-		if err != nil {
-			return err
-		}
-		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: id, Partitions: n}
-		r.Meta.Version++
+		return r.topic(pos[0], pos[1], args["id"])
 	case "deltopic":
-		if err := need(1); err != nil {
-			return err
-		}
-		delete(r.Meta.Topics, pos[0])
-		r.Meta.Version++
+		r.DeleteTopic(pos[0])
 	case "clock":
-		if err := need(1); err != nil {
-			return err
-		}
-		n, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "+"), 10, 64)
-		if err != nil || !strings.HasPrefix(pos[0], "+") {
-			return fmt.Errorf("clock: want +MS, got %q", pos[0])
-		}
-		r.Now += n
+		return r.SetClock(pos[0])
 	case "tick":
 		return r.Tick()
 	case "timers":
 		for _, t := range r.Soft.Timers() {
-			r.printf("  timer %s %s %s at %d\n", t.Kind, t.Group, t.Member, t.At)
+			r.Printf("  timer %s %s %s at %d\n", t.Kind, t.Group, t.Member, t.At)
 		}
 	case "restart":
 		r.Soft = consumer.NewSoft()
 		r.Soft.Restore(r.Log.State(), r.Coord.Config, r.Now)
 	case "classicgroup":
 		return r.classicGroup(pos, args)
-	case "cjoin", "csync", "chb":
-		if err := need(1); err != nil {
-			return err
-		}
-		var err error
-		switch fields[0] {
-		case "cjoin":
-			_, _, err = r.ClassicJoin(pos[0], args)
-		case "csync":
-			_, _, err = r.ClassicSync(pos[0], args)
-		default:
-			_, _, err = r.ClassicHeartbeat(pos[0], args)
-		}
+	case "cjoin", "csync", "chb", "cleave":
+		return r.classicCommand(cmd, pos, args)
+	case "join", "hb", "leave":
+		_, err := r.Heartbeat(cmd, pos[0], args, slices.Contains(pos, "static"), slices.Contains(pos, "full"))
 		return err
-	case "cleave":
+	case "converge":
+		return r.converge(pos)
+	case "commit", "fetch", "deloffsets", "delete", "describe":
+		return r.offsets(cmd, pos, args)
+	case "state":
+		r.printState()
+	default:
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	return nil
+}
+
+// config is the command config key=value...
+func (r *Runner) config(args map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v := args[k]
+		var err error
+		switch k {
+		case "session":
+			r.Cfg.SessionTimeoutMs, err = atoi32(v)
+		case "heartbeat":
+			r.Cfg.HeartbeatIntervalMs, err = atoi32(v)
+		case "maxsize":
+			r.Cfg.MaxSize, err = atoi32(v)
+		case "assignors":
+			r.Cfg.Assignors = splitList(v)
+		case "migration":
+			r.Cfg.MigrationPolicy = v
+		case "interval":
+			r.Cfg.AssignmentIntervalMs, err = atoi32(v)
+		case "regexrefresh":
+			r.Cfg.RegexRefreshIntervalMs, err = strconv.ParseInt(v, 10, 64)
+		case "classicmaxsize":
+			r.Cfg.ClassicMaxSize, err = atoi32(v)
+		case "classicsession":
+			lo, hi, ok := strings.Cut(v, "-")
+			if !ok {
+				return fmt.Errorf("config classicsession=%s: want MIN-MAX", v)
+			}
+			if r.Cfg.ClassicMinSessionTimeoutMs, err = atoi32(lo); err == nil {
+				r.Cfg.ClassicMaxSessionTimeoutMs, err = atoi32(hi)
+			}
+		default:
+			return fmt.Errorf("unknown config %q (session, heartbeat, maxsize, assignors, migration, interval, regexrefresh, classicmaxsize, classicsession)", k)
+		}
+		if err != nil {
+			return fmt.Errorf("config %s=%s: %w", k, v, err)
+		}
+	}
+	return r.Cfg.Validate()
+}
+
+// topic is the command topic NAME PARTITIONS [id=BASE64].
+func (r *Runner) topic(name, partitions, id string) error {
+	n, err := atoi32(partitions)
+	if err != nil || n < 1 {
+		return fmt.Errorf("topic %s: partitions %q must be a positive number", name, partitions)
+	}
+	tid, err := r.topicID(name, id)
+	if err != nil {
+		return err
+	}
+	r.SetTopic(name, tid, n)
+	return nil
+}
+
+// classicCommand runs cjoin, csync, chb and cleave.
+func (r *Runner) classicCommand(cmd string, pos []string, args map[string]string) error {
+	var err error
+	switch cmd {
+	case "cjoin":
+		_, _, err = r.ClassicJoin(pos[0], args)
+	case "csync":
+		_, _, err = r.ClassicSync(pos[0], args)
+	case "chb":
+		_, _, err = r.ClassicHeartbeat(pos[0], args)
+	default:
 		ids := slices.DeleteFunc(slices.Clone(pos), func(s string) bool { return s == "admin" })
 		if len(ids) == 0 {
 			return fmt.Errorf("cleave needs at least one client")
@@ -297,62 +306,42 @@ func (r *Runner) Exec(text string) error {
 		if v, ok := args["instance"]; ok {
 			inst = &v
 		}
-		return r.ClassicLeave(ids, slices.Contains(pos, "admin"), inst)
-	case "join", "hb", "leave":
-		if err := need(1); err != nil {
-			return err
-		}
-		_, err := r.Heartbeat(fields[0], pos[0], args, slices.Contains(pos, "static"), slices.Contains(pos, "full"))
-		return err
-	case "converge":
-		n := 50
-		if len(pos) > 0 {
-			v, err := atoi32(pos[0])
-			if err != nil {
-				return fmt.Errorf("converge: %w", err)
-			}
-			n = int(v)
-		}
-		_, err := r.Converge(n)
-		return err
-	case "commit", "fetch", "deloffsets", "delete", "describe":
-		return r.offsets(fields[0], pos, args)
-	case "state":
-		var v any
-		if cg, ok := r.Log.State().ClassicGroup(r.Group); ok {
-			v = cg
-		} else {
-			v, _ = r.Log.State().ConsumerGroup(r.Group)
-		}
-		b, _ := json.Marshal(v)
-		r.printf("  %s\n", b)
-	default:
-		return fmt.Errorf("unknown command %q", fields[0])
-	}
-	return nil
-}
-
-// Tick fires due timers until none is left.
-func (r *Runner) Tick() error {
-	for {
-		res, ok := r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, r.Now)
-		if !ok {
-			return nil
-		}
-		r.printf("  timer %s %s %s\n", res.Kind, res.Group, res.Member)
-		if err := r.append(res.Records); err != nil {
-			return err
-		}
-	}
-}
-
-func (r *Runner) append(recs []recordcodec.Record) error {
-	n, err := coordinator.AppendDecision(r.Log, r.Partition, r.Now, recs, r.Out)
-	if n > 0 {
-		r.Batches++
-		r.Records += n
+		err = r.ClassicLeave(ids, slices.Contains(pos, "admin"), inst)
 	}
 	return err
+}
+
+// converge is the command converge [N].
+func (r *Runner) converge(pos []string) error {
+	n := 50
+	if len(pos) > 0 {
+		v, err := atoi32(pos[0])
+		if err != nil {
+			return fmt.Errorf("converge: %w", err)
+		}
+		n = int(v)
+	}
+	_, err := r.Converge(n)
+	return err
+}
+
+// printState prints the group view: the classic group's, else the consumer group's.
+func (r *Runner) printState() {
+	var v any
+	if cg, ok := r.Log.State().ClassicGroup(r.Group); ok {
+		v = cg
+	} else {
+		v, _ = r.Log.State().ConsumerGroup(r.Group)
+	}
+	b, _ := json.Marshal(v)
+	r.Printf("  %s\n", b)
+}
+
+// Tick fires due timers until none is left (coordinator.ScenarioRunner.FireTimers).
+func (r *Runner) Tick() error {
+	return r.FireTimers(func(now int64) (consumer.TimerResult, bool) {
+		return r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, now)
+	})
 }
 
 func (r *Runner) topicName(id [16]byte) string {
@@ -460,13 +449,31 @@ func (r *Runner) resolveRegexes(job *consumer.RegexResolution) error {
 		return nil
 	}
 	recs, _ := r.Coord.ResolveRegexes(r.Log.State(), r.Soft, r.Meta, job.Group, r.Now)
-	r.printf("  regex resolution %s\n", strings.Join(job.Regexes, " "))
-	return r.append(recs)
+	r.Printf("  regex resolution %s\n", strings.Join(job.Regexes, " "))
+	return r.Append(recs)
 }
 
 // Heartbeat sends one request of a simulated client: cmd is join, hb or leave.
 func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full bool) (consumer.Result, error) {
 	c := r.client(id)
+	req := r.heartbeatRequest(cmd, c, args, static, full)
+	if err := r.heartbeatArgs(req, args); err != nil {
+		return consumer.Result{}, err
+	}
+	clientID, clientHost := r.connection(c, id)
+	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: clientID, ClientHost: clientHost, StateOffset: r.Log.NextOffset()}, r.Now)
+	r.printResponse(res)
+	if err := r.Append(res.Records); err != nil {
+		return res, err
+	}
+	r.learn(c, id, req, res.Response)
+	return res, r.resolveRegexes(res.RegexResolution)
+}
+
+// heartbeatRequest is what client c sends for cmd as the Java client would: a join (epoch 0)
+// with its subscription, a heartbeat at its epoch reporting its partitions as owned (and, with
+// full, every field), or a leave (epoch -1, or -2 for a static member's temporary leave).
+func (r *Runner) heartbeatRequest(cmd string, c *Client, args map[string]string, static, full bool) *kmsg.ConsumerGroupHeartbeatRequest {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version = 1
 	req.Group, req.MemberID = r.Group, c.MemberID
@@ -475,7 +482,6 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 	if v, ok := args["instance"]; ok {
 		req.InstanceID = &v // remembered once a heartbeat with it succeeds
 	}
-	var err error
 	switch cmd {
 	case "join":
 		c.Classic = nil // a classic client that joins with this protocol switches to it
@@ -507,34 +513,24 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 			req.MemberEpoch = coordinator.StaticLeaveEpoch
 		}
 	}
-	if v, ok := args["version"]; ok {
-		n, err := atoi32(v)
-		if err != nil {
-			return consumer.Result{}, fmt.Errorf("version: %w", err)
-		}
-		req.Version = int16(n)
+	return req
+}
+
+// heartbeatArgs applies a command's arguments to its request: version, epoch, timeout,
+// topics, regex, assignor, rack, member and owned.
+func (r *Runner) heartbeatArgs(req *kmsg.ConsumerGroupHeartbeatRequest, args map[string]string) error {
+	version := int32(req.Version)
+	if err := int32Args(args, intArg{"version", &version}, intArg{"epoch", &req.MemberEpoch}, intArg{"timeout", &req.RebalanceTimeoutMillis}); err != nil {
+		return err
 	}
-	if v, ok := args["epoch"]; ok {
-		if req.MemberEpoch, err = atoi32(v); err != nil {
-			return consumer.Result{}, fmt.Errorf("epoch: %w", err)
-		}
-	}
-	if v, ok := args["timeout"]; ok {
-		if req.RebalanceTimeoutMillis, err = atoi32(v); err != nil {
-			return consumer.Result{}, fmt.Errorf("timeout: %w", err)
-		}
-	}
+	req.Version = int16(version)
 	if v, ok := args["topics"]; ok {
 		req.SubscribedTopicNames = splitList(v)
 	}
-	if v, ok := args["regex"]; ok {
-		req.SubscribedTopicRegex = &v
-	}
-	if v, ok := args["assignor"]; ok {
-		req.ServerAssignor = &v
-	}
-	if v, ok := args["rack"]; ok {
-		req.RackID = &v
+	for k, dst := range map[string]**string{"regex": &req.SubscribedTopicRegex, "assignor": &req.ServerAssignor, "rack": &req.RackID} {
+		if v, ok := args[k]; ok {
+			*dst = &v
+		}
 	}
 	if v, ok := args["member"]; ok {
 		req.MemberID = v
@@ -543,17 +539,18 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 		if v == "none" {
 			v = ""
 		}
+		var err error
 		if req.Topics, err = r.parseOwned(v); err != nil {
-			return consumer.Result{}, err
+			return err
 		}
 	}
-	clientID, clientHost := r.connection(c, id)
-	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, consumer.Request{Heartbeat: req, ClientID: clientID, ClientHost: clientHost, StateOffset: r.Log.NextOffset()}, r.Now)
-	r.printResponse(res)
-	if err := r.append(res.Records); err != nil {
-		return res, err
-	}
-	resp := res.Response
+	return nil
+}
+
+// learn is what client c (id) learns from the response to req: on success its member id,
+// epoch, instance id, subscription and assignment (a client that left is forgotten); fenced
+// or unknown, it rejoins with epoch 0 and nothing owned.
+func (r *Runner) learn(c *Client, id string, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) {
 	switch resp.ErrorCode {
 	case coordinator.ErrNone:
 		c.Epoch, c.Instance, c.Joined = resp.MemberEpoch, req.InstanceID, true
@@ -575,7 +572,6 @@ func (r *Runner) Heartbeat(cmd, id string, args map[string]string, static, full 
 	case coordinator.ErrFencedMemberEpoch, coordinator.ErrUnknownMemberID:
 		c.Epoch, c.Owned = 0, nil
 	}
-	return res, r.resolveRegexes(res.RegexResolution)
 }
 
 func (r *Runner) fmtAssignment(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) string {
@@ -597,37 +593,20 @@ func (r *Runner) fmtAssignment(a *kmsg.ConsumerGroupHeartbeatResponseAssignment)
 func (r *Runner) printResponse(res consumer.Result) {
 	resp := res.Response
 	if resp.ErrorCode != coordinator.ErrNone {
-		msg := ""
-		if resp.ErrorMessage != nil {
-			msg = *resp.ErrorMessage
-		}
-		r.printf("  < error=%d %q\n", resp.ErrorCode, msg)
+		r.PrintError(resp.ErrorCode, resp.ErrorMessage)
 		return
 	}
 	id := ""
 	if resp.MemberID != nil {
 		id = *resp.MemberID
 	}
-	r.printf("  < member=%s epoch=%d assignment=%s\n", id, resp.MemberEpoch, r.fmtAssignment(resp.Assignment))
+	r.Printf("  < member=%s epoch=%d assignment=%s\n", id, resp.MemberEpoch, r.fmtAssignment(resp.Assignment))
 }
 
 // Converge polls every joined client (sorted) until a full round writes no record and
 // returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
-	for round := 1; round <= maxRounds; round++ {
-		changed := false
-		for _, id := range slices.Sorted(maps.Keys(r.Clients)) {
-			moved, err := r.Poll(id)
-			if err != nil {
-				return round, err
-			}
-			changed = changed || moved
-		}
-		if !changed {
-			return round, nil
-		}
-	}
-	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+	return r.PollRounds(maxRounds, maps.Keys(r.Clients), r.Poll)
 }
 
 // Poll is one step of joined client id's poll loop, printed as the commands it sends: a
@@ -646,11 +625,7 @@ func (r *Runner) Poll(id string) (changed bool, err error) {
 		}
 		return r.classicSteps(id)
 	}
-	cmd := "hb"
-	if c.Epoch == 0 {
-		cmd = "join"
-	}
-	r.printf("> %s %s\n", cmd, id)
+	cmd := r.PollCommand(id, c.Epoch)
 	res, err := r.Heartbeat(cmd, id, map[string]string{}, false, false)
 	if err != nil {
 		return false, err
@@ -698,150 +673,172 @@ func parsePartitions(s string) ([]string, map[string][]int32, error) {
 	return names, out, nil
 }
 
+// offsets runs the offset and group commands: commit, fetch, deloffsets, delete, describe.
 func (r *Runner) offsets(cmd string, pos []string, args map[string]string) error {
-	st := r.Log.State()
-	member := func() (string, int32, error) {
-		if len(pos) == 0 {
-			return "", 0, fmt.Errorf("%s needs a client", cmd)
-		}
-		c := r.client(pos[0])
-		id, epoch := c.MemberID, c.Epoch
-		if v, ok := args["member"]; ok {
-			id = v
-		}
-		if v, ok := args["epoch"]; ok {
-			n, err := atoi32(v)
-			if err != nil {
-				return "", 0, fmt.Errorf("epoch: %w", err)
-			}
-			epoch = n
-		}
-		return id, epoch, nil
-	}
 	switch cmd {
 	case "commit":
-		id, epoch, err := member()
-		if err != nil {
-			return err
-		}
-		if len(pos) < 2 {
-			return fmt.Errorf("commit needs offsets: commit M t:0@10,1@20")
-		}
-		req := kmsg.NewPtrOffsetCommitRequest()
-		req.Version, req.Group, req.MemberID, req.Generation = 9, r.Group, id, epoch
-		if v, ok := args["version"]; ok {
-			n, err := atoi32(v)
-			if err != nil {
-				return fmt.Errorf("version: %w", err)
-			}
-			req.Version = int16(n)
-		}
-		if v, ok := args["retention"]; ok {
-			if req.RetentionTimeMillis, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return fmt.Errorf("retention: %w", err)
-			}
-		}
-		if req.Topics, err = parseCommits(pos[1]); err != nil {
-			return err
-		}
-		res, err := r.Coord.OffsetCommit(st, r.Meta, req, r.Now)
-		if err != nil {
-			return err
-		}
-		for _, t := range res.Response.Topics {
-			var ps []string
-			for _, p := range t.Partitions {
-				ps = append(ps, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
-			}
-			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
-		}
-		return r.append(res.Records)
+		return r.commit(pos, args)
 	case "fetch":
-		id, epoch, err := member()
-		if err != nil {
-			return err
-		}
-		g := kmsg.OffsetFetchRequestGroup{Group: r.Group, MemberEpoch: epoch}
-		if pos[0] == "-" {
-			g.MemberEpoch = -1
-		} else {
-			g.MemberID = &id
-		}
-		if len(pos) > 1 && pos[1] != "stable" {
-			names, ps, err := parsePartitions(pos[1])
-			if err != nil {
-				return err
-			}
-			for _, n := range names {
-				g.Topics = append(g.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: n, Partitions: ps[n]})
-			}
-		}
-		out, err := r.Coord.OffsetFetch(st, &g, slices.Contains(pos, "stable"))
-		if err != nil {
-			return err
-		}
-		if out.ErrorCode != 0 {
-			r.printf("  < error=%d\n", out.ErrorCode)
-			return nil
-		}
-		for _, t := range out.Topics {
-			var ps []string
-			for _, p := range t.Partitions {
-				e := ""
-				if p.ErrorCode != 0 {
-					e = fmt.Sprintf("(error=%d)", p.ErrorCode)
-				}
-				ps = append(ps, fmt.Sprintf("%d=%d%s", p.Partition, p.Offset, e))
-			}
-			r.printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
-		}
-		return nil
+		return r.fetch(pos, args)
 	case "deloffsets":
-		if len(pos) == 0 {
-			return fmt.Errorf("deloffsets needs partitions: deloffsets t:0,1")
-		}
-		names, ps, err := parsePartitions(pos[0])
-		if err != nil {
-			return err
-		}
-		req := kmsg.NewPtrOffsetDeleteRequest()
-		req.Group = r.Group
-		for _, n := range names {
-			t := kmsg.OffsetDeleteRequestTopic{Topic: n}
-			for _, p := range ps[n] {
-				t.Partitions = append(t.Partitions, kmsg.OffsetDeleteRequestTopicPartition{Partition: p})
-			}
-			req.Topics = append(req.Topics, t)
-		}
-		res, err := r.Coord.OffsetDelete(st, req)
-		if err != nil {
-			return err
-		}
-		if res.Response.ErrorCode != 0 {
-			r.printf("  < error=%d\n", res.Response.ErrorCode)
-		}
-		for _, t := range res.Response.Topics {
-			var out []string
-			for _, p := range t.Partitions {
-				out = append(out, fmt.Sprintf("%d=%d", p.Partition, p.ErrorCode))
-			}
-			r.printf("  < %s %s\n", t.Topic, strings.Join(out, " "))
-		}
-		return r.append(res.Records)
+		return r.deleteOffsets(pos)
 	case "delete":
 		req := kmsg.NewPtrDeleteGroupsRequest()
 		req.Groups = []string{r.Group}
-		res := r.Coord.DeleteGroups(st, r.Soft, req)
+		res := r.Coord.DeleteGroups(r.Log.State(), r.Soft, req)
 		for _, g := range res.Response.Groups {
-			r.printf("  < %s error=%d\n", g.Group, g.ErrorCode)
+			r.Printf("  < %s error=%d\n", g.Group, g.ErrorCode)
 		}
-		return r.append(res.Records)
+		return r.Append(res.Records)
 	default: // describe
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Version, req.Groups = 1, []string{r.Group}
-		resp := r.Coord.Describe(st, r.Meta, req)
+		resp := r.Coord.Describe(r.Log.State(), r.Meta, req)
 		b, _ := json.Marshal(resp.Groups)
-		r.printf("  %s\n", b)
+		r.Printf("  %s\n", b)
 		return nil
 	}
+}
+
+// requester is the member id and epoch an offset request of client pos[0] carries: its own,
+// or member= and epoch=.
+func (r *Runner) requester(cmd string, pos []string, args map[string]string) (string, int32, error) {
+	if len(pos) == 0 {
+		return "", 0, fmt.Errorf("%s needs a client", cmd)
+	}
+	c := r.client(pos[0])
+	id, epoch := c.MemberID, c.Epoch
+	if v, ok := args["member"]; ok {
+		id = v
+	}
+	if v, ok := args["epoch"]; ok {
+		n, err := atoi32(v)
+		if err != nil {
+			return "", 0, fmt.Errorf("epoch: %w", err)
+		}
+		epoch = n
+	}
+	return id, epoch, nil
+}
+
+// commit is the command commit M t:0@10,1@20/u:0@5 [epoch=N] [version=V] [member=ID]
+// [retention=MS].
+func (r *Runner) commit(pos []string, args map[string]string) error {
+	id, epoch, err := r.requester("commit", pos, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return fmt.Errorf("commit needs offsets: commit M t:0@10,1@20")
+	}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = 9, r.Group, id, epoch
+	if v, ok := args["version"]; ok {
+		n, err := atoi32(v)
+		if err != nil {
+			return fmt.Errorf("version: %w", err)
+		}
+		req.Version = int16(n)
+	}
+	if v, ok := args["retention"]; ok {
+		if req.RetentionTimeMillis, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("retention: %w", err)
+		}
+	}
+	if req.Topics, err = parseCommits(pos[1]); err != nil {
+		return err
+	}
+	res, err := r.Coord.OffsetCommit(r.Log.State(), r.Meta, req, r.Now)
+	if err != nil {
+		return err
+	}
+	for _, t := range res.Response.Topics {
+		r.printPartitionErrors(t.Topic, len(t.Partitions), func(i int) (int32, int16) { return t.Partitions[i].Partition, t.Partitions[i].ErrorCode })
+	}
+	return r.Append(res.Records)
+}
+
+// printPartitionErrors prints a topic's n partitions with their error codes (at gives the
+// i-th): `  < TOPIC P=CODE ...`.
+func (r *Runner) printPartitionErrors(topic string, n int, at func(i int) (int32, int16)) {
+	ps := make([]string, n)
+	for i := range ps {
+		p, code := at(i)
+		ps[i] = fmt.Sprintf("%d=%d", p, code)
+	}
+	r.Printf("  < %s %s\n", topic, strings.Join(ps, " "))
+}
+
+// fetch is the command fetch M [t:0,1/u:0] [epoch=N] [stable].
+func (r *Runner) fetch(pos []string, args map[string]string) error {
+	id, epoch, err := r.requester("fetch", pos, args)
+	if err != nil {
+		return err
+	}
+	g := kmsg.OffsetFetchRequestGroup{Group: r.Group, MemberEpoch: epoch}
+	if pos[0] == "-" {
+		g.MemberEpoch = -1
+	} else {
+		g.MemberID = &id
+	}
+	if len(pos) > 1 && pos[1] != "stable" {
+		names, ps, err := parsePartitions(pos[1])
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			g.Topics = append(g.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: n, Partitions: ps[n]})
+		}
+	}
+	out, err := r.Coord.OffsetFetch(r.Log.State(), &g, slices.Contains(pos, "stable"))
+	if err != nil {
+		return err
+	}
+	if out.ErrorCode != 0 {
+		r.Printf("  < error=%d\n", out.ErrorCode)
+		return nil
+	}
+	for _, t := range out.Topics {
+		var ps []string
+		for _, p := range t.Partitions {
+			e := ""
+			if p.ErrorCode != 0 {
+				e = fmt.Sprintf("(error=%d)", p.ErrorCode)
+			}
+			ps = append(ps, fmt.Sprintf("%d=%d%s", p.Partition, p.Offset, e))
+		}
+		r.Printf("  < %s %s\n", t.Topic, strings.Join(ps, " "))
+	}
+	return nil
+}
+
+// deleteOffsets is the command deloffsets t:0,1.
+func (r *Runner) deleteOffsets(pos []string) error {
+	if len(pos) == 0 {
+		return fmt.Errorf("deloffsets needs partitions: deloffsets t:0,1")
+	}
+	names, ps, err := parsePartitions(pos[0])
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrOffsetDeleteRequest()
+	req.Group = r.Group
+	for _, n := range names {
+		t := kmsg.OffsetDeleteRequestTopic{Topic: n}
+		for _, p := range ps[n] {
+			t.Partitions = append(t.Partitions, kmsg.OffsetDeleteRequestTopicPartition{Partition: p})
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	res, err := r.Coord.OffsetDelete(r.Log.State(), req)
+	if err != nil {
+		return err
+	}
+	if res.Response.ErrorCode != 0 {
+		r.Printf("  < error=%d\n", res.Response.ErrorCode)
+	}
+	for _, t := range res.Response.Topics {
+		r.printPartitionErrors(t.Topic, len(t.Partitions), func(i int) (int32, int16) { return t.Partitions[i].Partition, t.Partitions[i].ErrorCode })
+	}
+	return r.Append(res.Records)
 }

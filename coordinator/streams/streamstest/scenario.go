@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/coordlog/coordlog/coordinator"
 	"github.com/coordlog/coordlog/coordinator/streams"
-	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // Scenario language (one command per line, '#' starts a comment; Run also reads datadriven test
@@ -32,7 +32,8 @@ import (
 //	     [rack=R] [endpoint=H:PORT] [tags=..] [offsets=S:P=O,..] [endoffsets=..] [epi=N] [shutdown] [version=1]
 //	leave M [static] [shutdown]
 //	clock +MS | clock =MS
-//	tick                       fire every due timer (each is one batch)
+//	tick                       fire every due timer (each is one batch; one whose write
+//	                           fails prints its error and appends nothing)
 //	converge [N]               heartbeat every member until nothing changes (at most N rounds)
 //	describe                   print StreamsGroupDescribe of the group
 //	state                      print the group view
@@ -56,20 +57,14 @@ type Client struct {
 // on (coordinator.Log; *replay.Engine satisfies it).
 type Log = coordinator.Log
 
-// Runner executes scenarios through a streams Coordinator and appends every decision to Log.
+// Runner executes scenarios through a streams Coordinator and appends every decision to Log
+// (the log, clock, metadata, group and transcript are the coordinator.ScenarioRunner's).
 type Runner struct {
-	Coord     *streams.Coordinator
-	Cfg       streams.Config
-	Log       Log
-	Partition int32
-	Soft      *streams.Soft
-	Meta      *coordinator.Metadata
-	Now       int64
-	Group     string
-	Clients   map[string]*Client
-	Out       io.Writer
-	Batches   int
-	Records   int
+	coordinator.ScenarioRunner
+	Coord   *streams.Coordinator
+	Cfg     streams.Config
+	Soft    *streams.Soft
+	Clients map[string]*Client
 
 	subs       []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology
 	topoEpoch  int32
@@ -79,24 +74,16 @@ type Runner struct {
 // NewRunner prepares a runner that appends to log and writes its transcript to out (nil: no
 // transcript); Coord.Config is set to return r.Cfg.
 func NewRunner(log Log, out io.Writer) *Runner {
-	r := &Runner{Cfg: streams.DefaultConfig(), Log: log, Soft: streams.NewSoft(),
-		Meta: &coordinator.Metadata{Topics: map[string]coordinator.TopicMetadata{}}, Group: "app", Clients: map[string]*Client{}, Out: out, Now: 1000}
+	r := &Runner{ScenarioRunner: coordinator.NewScenarioRunner(log, out, "app"), Cfg: streams.DefaultConfig(),
+		Soft: streams.NewSoft(), Clients: map[string]*Client{}}
 	r.Coord = &streams.Coordinator{Config: func(string) streams.Config { return r.Cfg }}
 	return r
-}
-
-func (r *Runner) printf(format string, args ...any) {
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, format, args...)
-	}
 }
 
 // Run executes a whole script: one command per line, '#' starts a comment; a datadriven test
 // file (the coordinator's testdata) runs as well, its expected-output blocks skipped (see
 // coordinator.RunScript).
-func (r *Runner) Run(script io.Reader) error {
-	return coordinator.RunScript(script, func(cmd string) { r.printf("> %s\n", cmd) }, r.Exec)
-}
+func (r *Runner) Run(script io.Reader) error { return r.RunScript(script, r.Exec) }
 
 func atoi32(s string) int32 { n, _ := strconv.ParseInt(s, 10, 32); return int32(n) }
 
@@ -142,97 +129,20 @@ func (r *Runner) Exec(text string) error {
 	args, pos := coordinator.ScriptArgs(fields[1:])
 	switch fields[0] {
 	case "config":
-		for k, v := range args {
-			switch k {
-			case "session":
-				r.Cfg.SessionTimeoutMs = atoi32(v)
-			case "heartbeat":
-				r.Cfg.HeartbeatIntervalMs = atoi32(v)
-			case "maxsize":
-				r.Cfg.MaxSize = atoi32(v)
-			case "standby":
-				r.Cfg.NumStandbyReplicas = atoi32(v)
-			case "delay":
-				r.Cfg.InitialRebalanceDelayMs = atoi32(v)
-			case "interval":
-				r.Cfg.AssignmentIntervalMs = atoi32(v)
-			case "taskoffset":
-				r.Cfg.TaskOffsetIntervalMs = atoi32(v)
-			case "warmups":
-				r.Cfg.NumWarmupReplicas = atoi32(v)
-			case "lag":
-				n, _ := strconv.ParseInt(v, 10, 64)
-				r.Cfg.AcceptableRecoveryLag = n
-			case "assignor":
-				r.Cfg.Assignor = v
-			case "topology-updates":
-				r.Cfg.TopologyUpdates = v == "true"
-			case "tags":
-				r.Cfg.RackAwareAssignmentTags = strings.Split(v, ",")
-			default:
-				return fmt.Errorf("unknown config %q", k)
-			}
-		}
-		return r.Cfg.Validate()
+		return r.config(args)
 	case "group":
 		// A new group starts with a new topology and new clients.
 		r.Group, r.subs, r.topoEpoch, r.Clients = pos[0], nil, 0, map[string]*Client{}
 	case "topic":
-		r.Meta.Topics[pos[0]] = coordinator.TopicMetadata{ID: topicID(pos[0]), Partitions: atoi32(pos[1])}
-		r.Meta.Version++
+		r.SetTopic(pos[0], coordinator.ScenarioTopicID(pos[0]), atoi32(pos[1]))
 	case "deltopic":
-		delete(r.Meta.Topics, pos[0])
-		r.Meta.Version++
+		r.DeleteTopic(pos[0])
 	case "sub":
-		s := kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{SubtopologyID: pos[0]}
-		split := func(k string) []string {
-			if args[k] == "" {
-				return []string{}
-			}
-			return strings.Split(args[k], ",")
-		}
-		s.SourceTopics = split("source")
-		s.RepartitionSinkTopics = split("repsink")
-		s.StateChangelogTopics = []kmsg.TopicInfo{}
-		s.RepartitionSourceTopics = []kmsg.TopicInfo{}
-		for _, c := range split("changelog") {
-			name, n, _ := strings.Cut(c, ":")
-			s.StateChangelogTopics = append(s.StateChangelogTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
-		}
-		for _, c := range split("repsource") {
-			name, n, _ := strings.Cut(c, ":")
-			s.RepartitionSourceTopics = append(s.RepartitionSourceTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
-		}
-		s.CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{}
-		if cp := args["copart"]; cp != "" {
-			for _, grp := range strings.Split(cp, ";") {
-				cg := kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{SourceTopics: []int16{}, SourceTopicRegex: []int16{}, RepartitionSourceTopics: []int16{}}
-				for _, ix := range strings.Split(grp, ",") {
-					n := int16(atoi32(ix[1:]))
-					if ix[0] == 's' {
-						cg.SourceTopics = append(cg.SourceTopics, n)
-					} else {
-						cg.RepartitionSourceTopics = append(cg.RepartitionSourceTopics, n)
-					}
-				}
-				s.CopartitionGroups = append(s.CopartitionGroups, cg)
-			}
-		}
-		if rx := args["regex"]; rx != "" {
-			s.SourceTopicRegex = []string{rx}
-		}
-		r.subs = append(r.subs, s)
+		r.subs = append(r.subs, subtopology(pos[0], args))
 	case "topology-epoch":
 		r.topoEpoch = atoi32(pos[0])
 	case "clock":
-		v := pos[0]
-		if strings.HasPrefix(v, "+") {
-			n, _ := strconv.ParseInt(v[1:], 10, 64)
-			r.Now += n
-		} else {
-			n, _ := strconv.ParseInt(strings.TrimPrefix(v, "="), 10, 64)
-			r.Now = n
-		}
+		return r.SetClock(pos[0])
 	case "tick":
 		return r.Tick()
 	case "join", "hb", "leave":
@@ -247,49 +157,96 @@ func (r *Runner) Exec(text string) error {
 	case "describe":
 		resp := r.Coord.Describe(r.Log.State(), r.Soft, &kmsg.StreamsGroupDescribeRequest{Version: 1, Groups: []string{r.Group}})
 		b, _ := json.Marshal(resp.Groups)
-		r.printf("  %s\n", b)
+		r.Printf("  %s\n", b)
 	case "state":
 		v, _ := r.Log.State().StreamsGroup(r.Group)
 		b, _ := json.Marshal(v)
-		r.printf("  %s\n", b)
+		r.Printf("  %s\n", b)
 	default:
 		return fmt.Errorf("unknown command %q", fields[0])
 	}
 	return nil
 }
 
-func topicID(name string) [16]byte {
-	var id [16]byte
-	copy(id[:], name)
-	id[15] = byte(len(name))
-	return id
+// config is the command config key=value...
+func (r *Runner) config(args map[string]string) error {
+	int32s := map[string]*int32{"session": &r.Cfg.SessionTimeoutMs, "heartbeat": &r.Cfg.HeartbeatIntervalMs,
+		"maxsize": &r.Cfg.MaxSize, "standby": &r.Cfg.NumStandbyReplicas, "delay": &r.Cfg.InitialRebalanceDelayMs,
+		"interval": &r.Cfg.AssignmentIntervalMs, "taskoffset": &r.Cfg.TaskOffsetIntervalMs, "warmups": &r.Cfg.NumWarmupReplicas}
+	for k, v := range args {
+		if dst, ok := int32s[k]; ok {
+			*dst = atoi32(v)
+			continue
+		}
+		switch k {
+		case "lag":
+			n, _ := strconv.ParseInt(v, 10, 64)
+			r.Cfg.AcceptableRecoveryLag = n
+		case "assignor":
+			r.Cfg.Assignor = v
+		case "topology-updates":
+			r.Cfg.TopologyUpdates = v == "true"
+		case "tags":
+			r.Cfg.RackAwareAssignmentTags = strings.Split(v, ",")
+		default:
+			return fmt.Errorf("unknown config %q", k)
+		}
+	}
+	return r.Cfg.Validate()
+}
+
+// subtopology is the command sub ID source=a,b changelog=c,d repsource=x[:n] repsink=y
+// copart=s0,r0[;s1,s2] [regex=R].
+func subtopology(id string, args map[string]string) kmsg.StreamsGroupHeartbeatRequestTopologySubtopology {
+	s := kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{SubtopologyID: id}
+	split := func(k string) []string {
+		if args[k] == "" {
+			return []string{}
+		}
+		return strings.Split(args[k], ",")
+	}
+	s.SourceTopics = split("source")
+	s.RepartitionSinkTopics = split("repsink")
+	s.StateChangelogTopics = []kmsg.TopicInfo{}
+	s.RepartitionSourceTopics = []kmsg.TopicInfo{}
+	for _, c := range split("changelog") {
+		name, n, _ := strings.Cut(c, ":")
+		s.StateChangelogTopics = append(s.StateChangelogTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
+	}
+	for _, c := range split("repsource") {
+		name, n, _ := strings.Cut(c, ":")
+		s.RepartitionSourceTopics = append(s.RepartitionSourceTopics, kmsg.TopicInfo{Topic: name, NumPartitions: atoi32(n)})
+	}
+	s.CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{}
+	if cp := args["copart"]; cp != "" {
+		for _, grp := range strings.Split(cp, ";") {
+			cg := kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{SourceTopics: []int16{}, SourceTopicRegex: []int16{}, RepartitionSourceTopics: []int16{}}
+			for _, ix := range strings.Split(grp, ",") {
+				n := int16(atoi32(ix[1:]))
+				if ix[0] == 's' {
+					cg.SourceTopics = append(cg.SourceTopics, n)
+				} else {
+					cg.RepartitionSourceTopics = append(cg.RepartitionSourceTopics, n)
+				}
+			}
+			s.CopartitionGroups = append(s.CopartitionGroups, cg)
+		}
+	}
+	if rx := args["regex"]; rx != "" {
+		s.SourceTopicRegex = []string{rx}
+	}
+	return s
 }
 
 func (r *Runner) topology() *kmsg.StreamsGroupHeartbeatRequestTopology {
 	return &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: r.topoEpoch, Subtopologies: slices.Clone(r.subs)}
 }
 
-// Tick fires due timers until none is left.
+// Tick fires due timers until none is left (coordinator.ScenarioRunner.FireTimers).
 func (r *Runner) Tick() error {
-	for {
-		res, ok := r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, r.Now)
-		if !ok {
-			return nil
-		}
-		r.printf("  timer %s %s %s\n", res.Kind, res.Group, res.Member)
-		if err := r.append(res.Records); err != nil {
-			return err
-		}
-	}
-}
-
-func (r *Runner) append(recs []recordcodec.Record) error {
-	n, err := coordinator.AppendDecision(r.Log, r.Partition, r.Now, recs, r.Out)
-	if n > 0 {
-		r.Batches++
-		r.Records += n
-	}
-	return err
+	return r.FireTimers(func(now int64) (streams.TimerResult, bool) {
+		return r.Coord.Tick(r.Log.State(), r.Soft, r.Meta, now)
+	})
 }
 
 func (r *Runner) client(id string) *Client {
@@ -394,7 +351,7 @@ func (r *Runner) heartbeatRes(cmd, id string, args map[string]string, static, sh
 	req.ShutdownApplication = shutdown
 	res := r.Coord.Heartbeat(r.Log.State(), r.Soft, r.Meta, streams.Request{Heartbeat: req, ClientID: "client-" + id, ClientHost: "/127.0.0.1", StateOffset: r.Log.NextOffset()}, r.Now)
 	r.printResponse(res)
-	if err := r.append(res.Records); err != nil {
+	if err := r.Append(res.Records); err != nil {
 		return res, err
 	}
 	resp := res.Response
@@ -431,64 +388,43 @@ func fmtTasks(t []kmsg.TaskIDs) string {
 func (r *Runner) printResponse(res streams.Result) {
 	resp := res.Response
 	if resp.ErrorCode != coordinator.ErrNone {
-		msg := ""
-		if resp.ErrorMessage != nil {
-			msg = *resp.ErrorMessage
-		}
-		r.printf("  < error=%d %q\n", resp.ErrorCode, msg)
+		r.PrintError(resp.ErrorCode, resp.ErrorMessage)
 		return
 	}
-	r.printf("  < member=%s epoch=%d active=%s standby=%s warmup=%s epi=%d\n", resp.MemberID, resp.MemberEpoch,
+	r.Printf("  < member=%s epoch=%d active=%s standby=%s warmup=%s epi=%d\n", resp.MemberID, resp.MemberEpoch,
 		fmtTasks(resp.ActiveTasks), fmtTasks(resp.StandbyTasks), fmtTasks(resp.WarmupTasks), resp.EndpointInformationEpoch)
 	for _, s := range resp.Status {
-		r.printf("  < status %d %s\n", s.StatusCode, s.StatusDetail)
+		r.Printf("  < status %d %s\n", s.StatusCode, s.StatusDetail)
 	}
 	for _, e := range resp.PartitionsByUserEndpoint {
 		b, _ := json.Marshal(e)
-		r.printf("  < endpoint %s\n", b)
+		r.Printf("  < endpoint %s\n", b)
 	}
 	for _, t := range res.InternalTopicsToCreate {
-		r.printf("  < create %s partitions=%d rf=%d\n", t.Name, t.Partitions, t.ReplicationFactor)
+		r.Printf("  < create %s partitions=%d rf=%d\n", t.Name, t.Partitions, t.ReplicationFactor)
 	}
 }
 
 // Converge heartbeats every joined client (sorted) until a full round writes no record and
 // returns no new assignment; it reports the number of rounds.
 func (r *Runner) Converge(maxRounds int) (int, error) {
-	for round := 1; round <= maxRounds; round++ {
-		changed := false
-		for _, id := range sortedKeys(r.Clients) {
-			c := r.Clients[id]
-			if !c.Joined {
-				continue // never accepted: not a member to keep alive
-			}
-			cmd := "hb"
-			if c.Epoch == 0 {
-				cmd = "join"
-			}
-			r.printf("> %s %s\n", cmd, id)
-			res, err := r.heartbeatRes(cmd, id, map[string]string{}, false, false)
-			if err != nil {
-				return round, err
-			}
-			if len(res.Records) > 0 || res.Response.ActiveTasks != nil && cmd == "hb" {
-				changed = true
-			}
-		}
-		if !changed {
-			return round, nil
-		}
-	}
-	return maxRounds, fmt.Errorf("no convergence after %d rounds", maxRounds)
+	return r.PollRounds(maxRounds, maps.Keys(r.Clients), r.poll)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// poll is one step of joined client id's poll loop, printed as the command it sends: a
+// heartbeat, or a join after losing its epoch. changed reports records written or a new
+// assignment.
+func (r *Runner) poll(id string) (changed bool, err error) {
+	c := r.Clients[id]
+	if c == nil || !c.Joined {
+		return false, nil // never accepted: not a member to keep alive
 	}
-	slices.Sort(ks)
-	return ks
+	cmd := r.PollCommand(id, c.Epoch)
+	res, err := r.heartbeatRes(cmd, id, map[string]string{}, false, false)
+	if err != nil {
+		return false, err
+	}
+	return len(res.Records) > 0 || res.Response.ActiveTasks != nil && cmd == "hb", nil
 }
 
 // orEmpty reports a nil task list as an empty one, as the Java client sends it.
