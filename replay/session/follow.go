@@ -14,7 +14,8 @@ import (
 // to its end): every interval it replays what was appended since, and calls moved whenever a
 // partition's state moved on. It returns nil when ctx ends (the way to stop it), and moved's
 // error, or the replay's, otherwise. moved runs on Follow's goroutine, between rounds:
-// nothing changes the states while it reads them.
+// nothing changes the states while it reads them. Readers on other goroutines (a service
+// answering requests while it follows) share r.Lock: Follow holds it while it replays.
 func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved func() error) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -24,17 +25,12 @@ func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved fun
 			return nil
 		case <-t.C:
 		}
-		changed := false
-		for _, p := range r.Partitions {
-			e := p.Engine
-			before := e.NextOffset()
-			if err := e.Run(ctx, r.Source, math.MaxInt64); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("follow partition %d at offset %d: %w", e.Partition(), e.NextOffset(), err)
+		changed, err := r.catchUp(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			changed = changed || e.NextOffset() != before
+			return err
 		}
 		if changed {
 			if err := moved(); err != nil {
@@ -42,6 +38,23 @@ func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved fun
 			}
 		}
 	}
+}
+
+// catchUp replays what each partition's log holds past its engine, holding r.Lock.
+func (r *Replayed) catchUp(ctx context.Context) (changed bool, err error) {
+	if r.Lock != nil {
+		r.Lock.Lock()
+		defer r.Lock.Unlock()
+	}
+	for _, p := range r.Partitions {
+		e := p.Engine
+		before := e.NextOffset()
+		if err := e.Run(ctx, r.Source, math.MaxInt64); err != nil {
+			return changed, fmt.Errorf("follow partition %d at offset %d: %w", e.Partition(), e.NextOffset(), err)
+		}
+		changed = changed || e.NextOffset() != before
+	}
+	return changed, nil
 }
 
 // Observers makes one observer per partition with New and keeps them by partition, for a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/eventlog/input"
@@ -46,6 +47,10 @@ type Replayed struct {
 	At         query.Point
 	Options    replay.Options
 	Partitions []Partition
+	// Lock, when set, is held by Follow while it replays what the log appended: readers of
+	// the states on other goroutines hold it too (a sync.RWMutex's read lock, with Lock the
+	// mutex itself).
+	Lock sync.Locker
 }
 
 // Partition is one replayed partition.

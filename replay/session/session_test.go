@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +132,27 @@ func TestFollow(t *testing.T) {
 	require.NoError(t, err, "an ended context is how a follow stops")
 	require.Equal(t, []int64{500}, seen)
 	require.Equal(t, int64(3), r.Partitions[0].Engine.NextOffset())
+}
+
+// A reader on another goroutine shares the lock Follow replays under (go test -race).
+func TestFollowHoldsTheLock(t *testing.T) {
+	mem := memory(t, "g", 1)
+	var rw sync.RWMutex
+	r, err := session.Replay(context.Background(), &session.Source{Source: mem, Name: "memory"}, session.Request{})
+	require.NoError(t, err)
+	r.Lock = &rw
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Follow(ctx, time.Millisecond, func() error { return nil }) }()
+	for i := int64(1); i < 200; i++ {
+		rw.Lock()
+		require.NoError(t, mem.Append(commit(t, "g", i, 100+i)))
+		rw.Unlock()
+		rw.RLock()
+		o, _ := r.Partitions[0].Engine.State().Offset("g", "orders", 0)
+		rw.RUnlock()
+		require.LessOrEqual(t, o.CommittedOffset, 100+i)
+	}
+	cancel()
+	require.NoError(t, <-done)
 }
