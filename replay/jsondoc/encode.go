@@ -105,7 +105,7 @@ func (e *Encoder) value(v reflect.Value, depth int) {
 			n++
 			return e.err == nil
 		})
-		e.close(n, depth, "]")
+		e.close(n, depth)
 		return
 	}
 	switch v.Kind() {
@@ -124,7 +124,7 @@ func (e *Encoder) value(v reflect.Value, depth int) {
 			e.element(i, depth)
 			e.value(v.Index(i), depth+1)
 		}
-		e.close(v.Len(), depth, "]")
+		e.close(v.Len(), depth)
 	case reflect.Struct:
 		n := 0
 		for _, f := range fieldsOf(v.Type()) {
@@ -161,13 +161,13 @@ func (e *Encoder) element(i, depth int) {
 	e.raw("\n" + indent(depth+1))
 }
 
-// close ends an array of n elements at depth.
-func (e *Encoder) close(n, depth int, bracket string) {
+// close ends an array of n elements at depth ("[]" when there were none).
+func (e *Encoder) close(n, depth int) {
 	if n == 0 {
-		e.raw("[" + bracket)
+		e.raw("[]")
 		return
 	}
-	e.raw("\n" + indent(depth) + bracket)
+	e.raw("\n" + indent(depth) + "]")
 }
 
 // plain writes v through encoding/json, indented as if it stood at depth.
