@@ -17,6 +17,18 @@ import (
 // nothing changes the states while it reads them. Readers on other goroutines (a service
 // answering requests while it follows) share r.Lock: Follow holds it while it replays.
 func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved func() error) error {
+	return every(ctx, interval, func() (error, error) {
+		changed, err := r.catchUp(ctx)
+		if err != nil || !changed {
+			return err, nil
+		}
+		return nil, moved()
+	})
+}
+
+// every runs round every interval until ctx ends (nil) or round fails: with a reading error
+// (nil once ctx has ended: the reading was cut short by the ending), or with another error.
+func every(ctx context.Context, interval time.Duration, round func() (readErr, err error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -25,17 +37,14 @@ func (r *Replayed) Follow(ctx context.Context, interval time.Duration, moved fun
 			return nil
 		case <-t.C:
 		}
-		changed, err := r.catchUp(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		readErr, err := round()
+		switch {
+		case readErr != nil && ctx.Err() != nil:
+			return nil
+		case readErr != nil:
+			return readErr
+		case err != nil:
 			return err
-		}
-		if changed {
-			if err := moved(); err != nil {
-				return err
-			}
 		}
 	}
 }

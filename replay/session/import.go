@@ -102,26 +102,14 @@ func (im *Importer) Round(ctx context.Context) (pebblelog.ImportProgress, error)
 // tells imported of each round that imported something. It returns nil when ctx ends, the
 // way to stop it, and a round's error otherwise.
 func (im *Importer) Follow(ctx context.Context, interval time.Duration, imported func(res pebblelog.ImportProgress, took time.Duration)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return every(ctx, interval, func() (error, error) {
 		start := time.Now()
 		res, err := im.Round(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if res.Batches > 0 {
+		if err == nil && res.Batches > 0 {
 			imported(res, time.Since(start))
 		}
-	}
+		return err, nil
+	})
 }
 
 // Close closes the database and releases its lock.
