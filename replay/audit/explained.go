@@ -101,7 +101,7 @@ func (x *explained) findings() []Finding {
 		f.Episode = ep.summary()
 		out = append(out, f)
 	}
-	return capPerGroupKind(out)
+	return capPerGroupKind(foldFences(out))
 }
 
 func (x *explained) finding(e *explain.Event, kind, detail string) Finding {

@@ -63,6 +63,17 @@ func (a *Analyzer) interpret(g *groupModel, steps []step) {
 	a.explainBatch(f)
 }
 
+// own notes a record the member's own request wrote, unless the batch converts the group
+// (an upgrade or downgrade writes every member's records at one member's request).
+func (f *batchFacts) own(m *memberModel, at Position) {
+	if f.classicTmb || f.modernTmb || f.converted != "" {
+		if m.ownSet || m.joined.Offset != at.Offset {
+			return
+		}
+	}
+	m.lastOwn, m.ownSet = at, true
+}
+
 // remember notes m's removal (once, before its state is cleared).
 func (f *batchFacts) remember(m *memberModel, at Position) {
 	if m == nil {
@@ -169,6 +180,11 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 		m.hasCurrent, m.epoch, m.prevEpoch, m.state = true, s.epoch, s.prev, s.state
 		m.assigned, m.pending = s.items, s.pending
 		m.lastSeen = s.pos
+		f.own(m, s.pos)
+		m.revoking = unrevokedState(s.typ, s.state)
+		if m.revoking {
+			m.revokingAt = s.pos
+		}
 		if s.epoch == -2 {
 			if m.awayAt == nil {
 				p := s.pos
@@ -270,6 +286,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 		m.clientID, m.host, m.instanceID, m.processID, m.protocol = nm.clientID, nm.host, nm.instanceID, nm.processID, nm.protocol
 		m.subscription, m.rebalanceTimeoutMs, m.sessionTimeoutMs = nm.subscription, nm.rebalanceTimeoutMs, nm.sessionTimeoutMs
 		m.lastSeen = s.pos
+		f.own(m, s.pos)
 		if len(what) > 0 {
 			if _, joinedHere := f.replaced[m.id]; !joinedHere && !slices.Contains(f.joined, m) {
 				f.updates = append(f.updates, memberUpdate{m, strings.Join(what, ", ")})
@@ -279,6 +296,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 	}
 	m = nm
 	m.joined, m.lastSeen = s.pos, s.pos
+	f.own(m, s.pos)
 	if old := g.members[m.id]; old != nil {
 		m.target = old.target
 	}
@@ -289,6 +307,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 		// Carried over by an upgrade: the classic member continues in the consumer group.
 		old := f.classicBefore[m.id]
 		m.joined, m.lastSeen = old.joined, s.pos
+		m.lastOwn, m.ownSet = old.lastOwn, old.ownSet // the upgrade is the joining member's request
 		f.carried = append(f.carried, m)
 		delete(f.removed, m.id)
 	case m.static():
@@ -317,10 +336,16 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 	if !(g.exists && g.typ == typeClassic) {
 		prev = nil
 	}
-	// Members the new generation keeps keep what the log showed of them.
+	// Members the new generation keeps keep what the log showed of them; a new generation is
+	// every member's own record (each rejoined for it), the same generation only the
+	// members' it adds.
+	sameGen := g.exists && g.typ == typeClassic && g.hasEpoch && cs.generation == g.epoch
 	for id, m := range cs.members {
 		if old := prev[id]; old != nil {
 			m.joined, m.lastSeen = old.joined, old.lastSeen
+			if sameGen {
+				m.lastOwn, m.ownSet = old.lastOwn, old.ownSet
+			}
 		}
 		if r := f.removed[id]; downgrade && r != nil {
 			m.joined = r.m.joined
@@ -388,9 +413,9 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 		a.joinEvent(g, n, s.pos)
 	}
 	for _, o := range gone {
-		rm := a.classifyRemoval(g, o, s.pos)
+		rm, d := a.classifyRemoval(g, o, s.pos)
 		causes = append(causes, removalCause(rm))
-		a.removalEvent(g, rm, s.pos)
+		a.removalEvent(g, rm, d, s.pos)
 	}
 	if hadGen && cs.generation == prevGen {
 		return // the same generation: a replacement or a rewrite, no rebalance
