@@ -37,9 +37,9 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultSlowRebalanceMs    = 60_000
-	DefaultLongTransactionMs  = 60_000
-	DefaultSessionTimeoutMs   = 45_000
+	DefaultSlowRebalanceMs   = 60_000
+	DefaultLongTransactionMs = 60_000
+	DefaultSessionTimeoutMs  = 45_000
 	// lookahead is how many events may wait for a topic id's name before they go out with
 	// the id.
 	lookahead = 512
@@ -49,12 +49,12 @@ const (
 // its observer (replay.Options.Observer), then call Close once the replay ends. It must see
 // every record of the partition in order.
 type Analyzer struct {
-	opts      Options
+	opts Options
 	// sessionAssumed: Options.SessionTimeoutMs was not given (Kafka's default is assumed).
 	sessionAssumed bool
-	partition int32
-	groups    map[string]*groupModel
-	last      *groupModel // the group of the previous record (records come in runs)
+	partition      int32
+	groups         map[string]*groupModel
+	last           *groupModel // the group of the previous record (records come in runs)
 
 	// The batch being read: the records of each group are collected as steps and explained
 	// when the batch ends (a conversion, a deletion or a static replacement is several
