@@ -215,8 +215,8 @@ func (f *Finding) CertaintyText() string {
 // Notes are the lines check's text adds under a finding's detail: the other causes and what
 // would settle each, when the detail (an explained event's text) does not say them already.
 func (f *Finding) Notes() []string {
-	if f.Event != nil && f.Event.Certainty != "" {
-		return nil
+	if e := f.Event; e != nil && e.Certainty != "" && e.Offsets == nil {
+		return nil // the event's text says them (a commit's does not)
 	}
 	var out []string
 	for _, a := range f.Alternatives {

@@ -180,6 +180,7 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 		m.hasCurrent, m.epoch, m.prevEpoch, m.state = true, s.epoch, s.prev, s.state
 		m.assigned, m.pending = s.items, s.pending
 		m.lastSeen = s.pos
+		ownBefore, hadOwn := m.lastOwn, m.ownSet
 		f.own(m, s.pos)
 		m.revoking = unrevokedState(s.typ, s.state)
 		if m.revoking {
@@ -189,6 +190,12 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 			if m.awayAt == nil {
 				p := s.pos
 				m.awayAt = &p
+				// The leave does not restart the session timer: it runs from the member's
+				// last heartbeat, no earlier than its own record before this one.
+				m.awayFrom = p
+				if hadOwn {
+					m.awayFrom = ownBefore
+				}
 				f.leaves = append(f.leaves, m)
 			}
 		} else {

@@ -80,29 +80,34 @@ func (a *Analyzer) classifyRemoval(g *groupModel, m *memberModel, at Position) (
 	return r, d
 }
 
-// afterTemporaryLeave diagnoses the removal of a static member at epoch -2.
+// afterTemporaryLeave diagnoses the removal of a static member at epoch -2. Its leave does
+// not restart its session timer, which runs from its last heartbeat: no earlier than its own
+// record before the leave, no later than the leave.
 func (a *Analyzer) afterTemporaryLeave(r *Removal, m *memberModel, at Position, session int64) diagnosis {
-	aw := *m.awayAt
+	aw, from := *m.awayAt, m.awayFrom
 	r.LastSeen = &aw
 	if aw.Timestamp >= 0 && at.Timestamp >= 0 {
 		r.SilentMs = at.Timestamp - aw.Timestamp
 	}
 	r.Cause = "expired-after-temporary-leave"
-	ev := "its temporary leave (epoch -2) at offset " + itoa(aw.Offset) + " starts its " + Duration(session) +
-		" session timeout, and it was removed " + Duration(r.SilentMs) + " later"
 	admin := Alternative{Cause: "left", Settle: "the broker's request log: an admin's removeMembersFromConsumerGroup (LeaveGroup) naming its instance id"}
-	switch {
-	case r.SilentMs < 0:
+	if r.SilentMs < 0 || from.Timestamp < 0 {
 		return diagnosis{certainty: CertaintyOneOfSeveral, evidence: []string{"no timestamps to tell when"}, alternatives: []Alternative{admin}}
-	case r.SilentMs < session:
-		r.Cause = "left"
-		return diagnosis{certainty: CertaintyLikely, evidence: []string{ev + ", too soon for its session to expire: removed by a LeaveGroup naming its instance id"},
-			alternatives: []Alternative{{Cause: "expired-after-temporary-leave", Settle: "the group's session timeout (group.consumer.session.timeout.ms or the group's config), if shorter than " + Duration(session)}}}
-	case r.SilentMs <= session+timerSlack(session):
-		return diagnosis{certainty: CertaintyLikely, evidence: []string{ev + ": what its session timeout does"}, alternatives: []Alternative{admin}}
 	}
-	return diagnosis{certainty: CertaintyOneOfSeveral, evidence: []string{ev + ", later than its session timeout fires (a coordinator that reloaded restarts the timer)"},
-		alternatives: []Alternative{admin}}
+	sinceHB := at.Timestamp - from.Timestamp
+	ev := "it left temporarily (epoch -2) at offset " + itoa(aw.Offset) + " and was removed " + Duration(r.SilentMs) +
+		" later; its " + Duration(session) + " session timer runs from its last heartbeat, between its record at offset " +
+		itoa(from.Offset) + " (" + Duration(sinceHB) + " before the removal) and the leave"
+	switch {
+	case sinceHB < session:
+		r.Cause = "left"
+		return diagnosis{certainty: CertaintyLikely, evidence: []string{ev + ": too soon for its session to expire, so a LeaveGroup naming its instance id removed it"},
+			alternatives: []Alternative{{Cause: "expired-after-temporary-leave", Settle: "the group's session timeout (consumer.session.timeout.ms of the group, or the brokers' group.consumer.session.timeout.ms), if shorter than " + Duration(sinceHB)}}}
+	case r.SilentMs <= session+timerSlack(session):
+		return diagnosis{certainty: CertaintyLikely, evidence: []string{ev + ": when its session timeout fires"}, alternatives: []Alternative{admin}}
+	}
+	return diagnosis{certainty: CertaintyOneOfSeveral, evidence: []string{ev + ": later than its session timeout fires (a coordinator that reloaded restarts the timer)"},
+		alternatives: []Alternative{admin, {Cause: "expired-after-temporary-leave", Settle: "the broker's log (a coordinator load, or \"Member ... fenced from the group because its session expired\")"}}}
 }
 
 // afterRevoking diagnoses the removal of a member still asked to revoke, a rebalance timeout

@@ -105,8 +105,11 @@ func (a *Analyzer) replacement(f *batchFacts, old, n *memberModel, at Position, 
 		owned = n.target
 	}
 	pr, nr := g.ref(old), g.ref(n)
-	a.emit(&Event{Kind: KindMemberReplaced, Group: g.id, GroupType: g.typ, At: at, Member: &nr,
-		Replacement: &Replacement{Previous: pr, Member: nr, Rebalance: rebalance, Owned: owned.assignments(a.names)}})
+	e := &Event{Kind: KindMemberReplaced, Group: g.id, GroupType: g.typ, At: at, Member: &nr,
+		Replacement: &Replacement{Previous: pr, Member: nr, Rebalance: rebalance, Owned: owned.assignments(a.names)}}
+	diagnosis{certainty: CertaintyProved, evidence: []string{"one batch removes member " + old.id + " of instance " + *n.instanceID +
+		" and adds member " + n.id + " with that instance id: what Kafka writes when a static member rejoins, and for nothing else"}}.set(e)
+	a.emit(e)
 }
 
 // explainBatch turns what a batch did to a group into events.

@@ -53,8 +53,10 @@ type memberModel struct {
 	step      string
 	stepSince Position
 	waitKey   string
-	// awayAt is set while a static member is on temporary leave (epoch -2).
-	awayAt *Position
+	// awayAt is set while a static member is on temporary leave (epoch -2); awayFrom is its
+	// own record before that one (its session timer runs from a heartbeat since then).
+	awayAt   *Position
+	awayFrom Position
 }
 
 func (m *memberModel) clone() *memberModel {

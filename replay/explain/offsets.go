@@ -182,8 +182,29 @@ func (a *Analyzer) finishCommits() {
 		if len(marks) > 0 {
 			e.Next = offsetsNext(g.id, e)
 		}
+		writerDiagnosis(w.Kind).set(e)
 		a.emit(e)
 	}
+}
+
+// writerDiagnosis is how sure the log is of who wrote offsets: an OffsetCommit record names
+// no writer, so a write while the group was empty, or by no owner, is one of several.
+func writerDiagnosis(kind string) diagnosis {
+	switch kind {
+	case "empty-group":
+		return diagnosis{certainty: CertaintyOneOfSeveral,
+			evidence: []string{"the group had no members when they were written, and an OffsetCommit record names no writer"},
+			alternatives: []Alternative{
+				{Cause: "admin-tool", Settle: "the broker's request log (the OffsetCommit's client id: adminclient-N for the Admin API and kafka-consumer-groups)"},
+				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id), or which application uses this group.id with assign()"}}}
+	case "without-owner":
+		return diagnosis{certainty: CertaintyOneOfSeveral,
+			evidence: []string{"no member of the group owned the partitions when they were written, and an OffsetCommit record names no writer"},
+			alternatives: []Alternative{
+				{Cause: "stale-member", Settle: "the client's log (a commit after its partitions were revoked)"},
+				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id)"}}}
+	}
+	return diagnosis{}
 }
 
 // offsetTombstone notes the deletion of a committed offset of g.
