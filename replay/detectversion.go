@@ -144,7 +144,8 @@ const DefaultDetectRecords = 1 << 20
 
 // DetectVersion reads the records of parts (from each partition's start, at most maxRecords in
 // all) until they pin the Kafka release that wrote them, and returns what they say. Records it
-// cannot decode say nothing (the replay reports them).
+// cannot decode say nothing, and a batch it cannot read ends the reading (the replay reports
+// both).
 func DetectVersion(ctx context.Context, src eventlog.Source, parts []int32, maxRecords int64) (VersionDetection, error) {
 	v := newVersionDetector()
 	var dec recordcodec.Decoder
@@ -174,11 +175,12 @@ func DetectVersion(ctx context.Context, src eventlog.Source, parts []int32, maxR
 				break
 			}
 		}
-		err = it.Err()
-		it.Close()
-		if err != nil {
-			return VersionDetection{}, err
+		if it.Err() != nil {
+			// Damaged input: the replay reports it where it stops (or skips it, forensic);
+			// what was read so far is what the records say.
+			v.d.Complete = false
 		}
+		it.Close()
 		if v.pinned() || !v.d.Complete {
 			break
 		}
