@@ -34,7 +34,7 @@ var truthCauses = map[string]string{"group-expiry": "cleanup", "admin-reset": "a
 // must be the true one; a likely or one-of-several cause that is not must offer the true one
 // among its alternatives. It reports how many answers are proved, likely and one of several,
 // with the session timeouts the scenario sets given (3 s, its shortest) and assumed (Kafka's
-// 45 s default).
+// 45 s default). COORDLOG_RECORDINGS names fresh recordings to check instead (CI's).
 func TestDiagnosesAgainstGroundTruth(t *testing.T) {
 	for _, rec := range []struct {
 		dir     string
@@ -46,7 +46,11 @@ func TestDiagnosesAgainstGroundTruth(t *testing.T) {
 				name = rec.dir + "/session-assumed"
 			}
 			t.Run(name, func(t *testing.T) {
-				dir := filepath.Join(testcorpus.Recordings(), rec.dir)
+				root := testcorpus.Recordings()
+				if d := os.Getenv("COORDLOG_RECORDINGS"); d != "" {
+					root = d // a fresh recording (fixtures/kafka/ci-live.sh)
+				}
+				dir := filepath.Join(root, rec.dir)
 				truths := readTruths(t, dir)
 				events := explainAll(t, dir, rec.version, session)
 				tally := map[string]int{}

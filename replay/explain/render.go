@@ -193,6 +193,11 @@ func removalText(e *Event) string {
 	return s + certaintyText(e)
 }
 
+// CertaintyNote is how sure e's cause is, as the texts of removals and deletions end with it
+// (" (likely: ...; else ...)"): for a picture's rows of the events whose text does not carry it
+// (offsets written while empty or by no owner). "" for an event that states no cause.
+func CertaintyNote(e *Event) string { return certaintyText(e) }
+
 // certaintyText says how sure an event's cause is: " (proved: EVIDENCE)", " (likely:
 // EVIDENCE; else CAUSE)", " (one of several: EVIDENCE; or CAUSE, which SETTLE would tell)".
 func certaintyText(e *Event) string {
