@@ -254,7 +254,7 @@ func TestClassicStaticReplacement(t *testing.T) {
 // every text is said, no event is left without a position, the same log gives the same
 // events, and every event survives JSON.
 func TestEveryRecordingIsExplained(t *testing.T) {
-	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions"} {
+	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions", "diagnoses"} {
 		t.Run(sc, func(t *testing.T) {
 			all := events(t, sc, Options{}, math.MaxInt64)
 			// Again from batches overwritten once applied: what the events keep is copied.
@@ -275,18 +275,35 @@ func TestEveryRecordingIsExplained(t *testing.T) {
 					groups[e.Group] = e.At.Offset
 				}
 			}
-			// One group's timeline is that group's events of the whole partition's analysis.
+			// One group's timeline is that group's events of the whole partition's analysis,
+			// but for a deletion's cause, which reads the other groups (doc.go): the same
+			// deletion, its cause one the whole analysis names or does not rule out.
+			text := func(e *Event) string {
+				if e.Deletion != nil {
+					return string(e.Kind) + " " + deletedList(e.Deletion.Offsets)
+				}
+				return e.Text
+			}
 			for g := range groups {
 				one := events(t, sc, Options{Group: g}, math.MaxInt64)
 				var want []string
+				var whole []*Event
 				for _, e := range all {
 					if e.Group == g {
-						want = append(want, e.Text)
+						want = append(want, text(e))
+						whole = append(whole, e)
 					}
 				}
 				var got []string
-				for _, e := range one {
-					got = append(got, e.Text)
+				for i, e := range one {
+					got = append(got, text(e))
+					if d := e.Deletion; d != nil && i < len(whole) && whole[i].Deletion != nil {
+						w := whole[i]
+						require.Contains(t, append([]string{d.Cause}, d.Alternatives...), w.Deletion.Cause, "%s: %s", g, e.Text)
+						if e.Certainty == CertaintyProved {
+							require.Equal(t, w.Deletion.Cause, d.Cause, "%s: %s", g, e.Text)
+						}
+					}
 				}
 				require.Equal(t, want, got, g)
 			}
@@ -297,7 +314,7 @@ func TestEveryRecordingIsExplained(t *testing.T) {
 // TestMarkedOnly: an analysis that emits only marked events (check's) emits exactly the marked
 // events of the full one.
 func TestMarkedOnly(t *testing.T) {
-	for _, sc := range []string{"consumer", "deletions", "transactions", "compaction"} {
+	for _, sc := range []string{"consumer", "deletions", "transactions", "compaction", "diagnoses"} {
 		full := events(t, sc, Options{SessionTimeoutMs: 3000}, math.MaxInt64)
 		marked := events(t, sc, Options{SessionTimeoutMs: 3000, MarkedOnly: true}, math.MaxInt64)
 		var want, got []string
