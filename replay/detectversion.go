@@ -54,13 +54,13 @@ func newVersionDetector() *versionDetector {
 
 func (v *versionDetector) atLeast(ver groupstate.KafkaVersion, p int32, off int64, what string) {
 	if ver > v.d.Lo {
-		v.d.Lo, v.d.LoWhy = ver, fmt.Sprintf("%s at %d:%d, which Kafka %s+ writes", what, p, off, ver)
+		v.d.Lo, v.d.LoWhy = ver, fmt.Sprintf("%s at %d:%d (%s+)", what, p, off, ver)
 	}
 }
 
 func (v *versionDetector) atMost(ver groupstate.KafkaVersion, p int32, off int64, what string) {
 	if ver < v.d.Hi {
-		v.d.Hi, v.d.HiWhy = ver, fmt.Sprintf("%s at %d:%d, which Kafka %s and later do not write", what, p, off, ver+1)
+		v.d.Hi, v.d.HiWhy = ver, fmt.Sprintf("%s at %d:%d (%s or older)", what, p, off, ver)
 	}
 }
 
@@ -200,18 +200,18 @@ func (d VersionDetection) Note() string {
 	s := "rules: Kafka " + d.Version.String()
 	switch {
 	case len(why) == 0:
-		s += " (the newest supported): no record read says which release wrote the log"
+		s += " (no record says which release wrote the log: the newest supported)"
 	case d.Lo > d.Hi:
-		s += ", the newest of the releases that wrote the log (" + strings.Join(why, "; ") + ")"
+		s += ", the newest release that wrote the log (" + strings.Join(why, "; ") + ")"
 	case d.Lo == d.Hi:
-		s += ", detected from " + strings.Join(why, "; ")
+		s += ", detected (" + strings.Join(why, "; ") + ")"
 	default:
-		s += ", the newest of Kafka " + d.Lo.String() + " to " + d.Hi.String() + " that the records allow (" + strings.Join(why, "; ") + ")"
+		s += ", the newest of " + d.Lo.String() + "-" + d.Hi.String() + " the records allow (" + strings.Join(why, "; ") + ")"
 	}
 	if !d.Complete {
-		s += fmt.Sprintf("; from the first %d records", d.Records)
+		s += fmt.Sprintf(", from the first %d records", d.Records)
 	}
-	return s + "; --kafka-version chooses others"
+	return s
 }
 
 // UnknownRecordsWarning is the warning a command prints when the replay skipped records of
