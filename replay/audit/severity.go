@@ -90,18 +90,6 @@ func finish(fs []Finding) []Finding {
 		switch e := f.Event; {
 		case e != nil && e.Certainty != "":
 			f.Certainty, f.Evidence, f.Alternatives = e.Certainty, e.Evidence, e.Alternatives
-		case f.Episode != nil:
-			f.Certainty = explain.CertaintyOneOfSeveral
-			f.Evidence = []string{"the group had no members when they were written, and an OffsetCommit record names no writer"}
-			f.Alternatives = []explain.Alternative{
-				{Cause: "admin-tool", Settle: "the broker's request log (the OffsetCommit's client id: adminclient-N for the Admin API and kafka-consumer-groups)"},
-				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id), or which application uses this group.id with assign()"}}
-		case f.Kind == KindCommitWithoutOwner:
-			f.Certainty = explain.CertaintyOneOfSeveral
-			f.Evidence = []string{"no member of the group owned the partitions when they were written, and an OffsetCommit record names no writer"}
-			f.Alternatives = []explain.Alternative{
-				{Cause: "stale-member", Settle: "the client's log (a commit after its partitions were revoked)"},
-				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id)"}}
 		default:
 			// What the records show by themselves: a rewind, a slow rebalance, a violation, the
 			// state at the end of the log.
