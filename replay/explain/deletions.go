@@ -23,6 +23,11 @@ import "slices"
 // minRetentionMs is the smallest offsets.retention.minutes Kafka accepts (1).
 const minRetentionMs = 60_000
 
+// splitBatchRecords is a batch size past which a cleanup may have been split over several
+// batches (the coordinator splits a write past the topic's max.message.bytes, 1 MiB by
+// default, tens of thousands of tombstones): a group tombstone may then come in the next batch.
+const splitBatchRecords = 1000
+
 // maxScanOffsets bounds the offsets the expiry and topic-deletion checks read per batch: past
 // it a check is not made (and the diagnosis says so).
 const maxScanOffsets = 4 << 20
@@ -39,7 +44,9 @@ type delGroup struct {
 
 // batchScan is what the whole partition says about a batch's deletions, computed once.
 type batchScan struct {
-	done bool
+	// tombstones is how many offset tombstones the batch holds.
+	tombstones int
+	done       bool
 	// keptAgeMs is the oldest age (as expiry counts it) of an offset that could have expired
 	// and stayed, -1 when there is none; skipped when the partition was too large to scan.
 	keptAgeMs int64
@@ -52,6 +59,9 @@ type batchScan struct {
 // groups is how many of them lost offsets; at is the batch's time.
 func (a *Analyzer) diagnoseDeletions(dels []delGroup, groups int, at int64) []diagnosis {
 	var scan batchScan
+	for _, x := range dels {
+		scan.tombstones += len(x.d.Offsets)
+	}
 	out := make([]diagnosis, len(dels))
 	for i, x := range dels {
 		out[i] = a.diagnoseDeletion(x, groups, at, &scan)
@@ -99,7 +109,7 @@ func (a *Analyzer) diagnoseDeletion(x delGroup, groups int, at int64, scan *batc
 		}
 	} else {
 		rule("group-deletion", "no group tombstone follows, which DeleteGroups writes")
-		if left == 0 && len(g.members) == 0 && g.typ != "" {
+		if left == 0 && len(g.members) == 0 && g.typ != "" && scan.tombstones < splitBatchRecords {
 			rule("expiry", "the group is left empty without offsets and not deleted, which the expiry task does in the same batch")
 		}
 	}
@@ -120,8 +130,7 @@ func (a *Analyzer) expiryRules(d *Deletion, at int64, scan *batchScan, rule func
 	y := d.YoungestAgeMs
 	switch {
 	case y < 0:
-		rule("expiry", "the deleted offsets' commit times are not in the log")
-		return
+		return // their commits are not in the log (compacted, or before its start): no age to judge by
 	case y < minRetentionMs:
 		rule("expiry", "the youngest deleted offset was "+Duration(y)+" old, and offsets.retention.minutes is at least 1")
 		return
