@@ -113,15 +113,12 @@ func (a *Analyzer) diagnoseDeletion(x delGroup, groups int, at int64, scan *batc
 			rule("expiry", "the group is left empty without offsets and not deleted, which the expiry task does in the same batch")
 		}
 	}
-	if groups > 1 {
-		rule("offset-delete", "OffsetDelete names one group and "+itoa(int64(groups))+" groups lost offsets in this batch")
-	}
 	if sub := g.subscribedAmong(d.Offsets); sub != "" {
 		rule("offset-delete", "members of the group subscribe to "+sub+", for which OffsetDelete is refused (GROUP_SUBSCRIBED_TO_TOPIC)")
 		rule("expiry", "members of the group subscribe to "+sub+", whose offsets do not expire")
 	}
 	a.expiryRules(d, at, scan, rule)
-	a.topicRules(g, d, rule)
+	a.topicRules(g, d, scan, rule)
 	return conclude(d, hs, groups)
 }
 
@@ -151,13 +148,16 @@ func (a *Analyzer) expiryRules(d *Deletion, at int64, scan *batchScan, rule func
 }
 
 // topicRules rules a topic's deletion out when the topic's partitions stay elsewhere.
-func (a *Analyzer) topicRules(g *groupModel, d *Deletion, rule func(cause, why string)) {
+func (a *Analyzer) topicRules(g *groupModel, d *Deletion, scan *batchScan, rule func(cause, why string)) {
 	topics := topicsDeleted(d.Offsets)
 	for _, t := range topics {
 		if ti := g.topicIndex(t); ti >= 0 && g.offsets.hasTopic(uint32(ti)) {
 			rule("topic-deletion", "the group keeps offsets of other partitions of "+t+", which a topic's deletion removes with the rest")
 			return
 		}
+	}
+	if scan.tombstones >= splitBatchRecords {
+		return // a deletion split over several batches may remove them in the next
 	}
 	total := 0
 	for _, o := range a.groups {
@@ -220,6 +220,13 @@ func conclude(d *Deletion, hs []hypothesis, groups int) diagnosis {
 	switch {
 	case len(alive) == 1:
 		return diagnosis{certainty: CertaintyProved, evidence: ev}
+	case groups > 1 && first.cause == "offset-delete" && len(alive) == 2 && alive[1].cause == "topic-deletion":
+		// Several groups lost the same partitions at once and no group kept one: a topic's
+		// deletion; OffsetDelete names one group, so it would take requests for each group
+		// coalesced into one batch.
+		d.Cause, d.Alternatives = "topic-deletion", []string{"offset-delete"}
+		ev = append([]string{itoa(int64(groups)) + " groups lost offsets in this batch and no group keeps one of those partitions: what a topic's deletion writes (OffsetDelete names one group: requests for each coalesced into one batch would be a coincidence)"}, ev...)
+		return diagnosis{certainty: CertaintyLikely, evidence: ev, alternatives: []Alternative{{Cause: "offset-delete", Settle: alive[0].settle}}}
 	case first.cause == "expiry" && d.RetentionOverMs >= 0 && (groups > 1 || d.GroupDeleted):
 		ev = append([]string{"the deleted offsets are exactly the ones old enough to expire: offsets that could have expired and are younger stayed"}, ev...)
 		return diagnosis{certainty: CertaintyLikely, evidence: ev, alternatives: alts}

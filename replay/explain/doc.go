@@ -99,10 +99,12 @@
 //	                                                                    expired, likely
 //	DeleteGroups             every offset of the group, then its        no group tombstone, or offsets kept:
 //	                         tombstone (an empty group only)            ruled out
-//	OffsetDelete             some offsets of one group, no group        a group tombstone, several groups, or a
-//	                         tombstone                                  topic its members subscribe to: ruled out
+//	OffsetDelete             some offsets of one group, no group        a group tombstone, or a topic its members
+//	                         tombstone                                  subscribe to: ruled out; several groups
+//	                                                                    at once: unlikely (coalesced requests)
 //	topic deletion           the deleted partitions' offsets of every   a group tombstone, or a group keeping a
-//	  (onPartitionsDeleted)  group of the partition, no group tombstone partition of the topic: ruled out
+//	  (onPartitionsDeleted)  group of the partition, no group tombstone partition of the topic: ruled out;
+//	                                                                    several groups, none keeping one: likely
 //	expiry (cleanupGroup-    every offset old enough (since its commit; youngest removed under 1 min (the least
 //	  Metadata, every        a classic group's since it became empty)   offsets.retention.minutes), under a given
 //	  offsets.retention.     of groups that may lose it (empty, or a    --offsets-retention, an offset that could

@@ -386,9 +386,11 @@ func TestDeletionDiagnosis(t *testing.T) {
 		{name: "another group keeps the partition", others: []grp{{id: "o", offs: offs{"t/0": now - 1000}, member: "t"}},
 			lost: []offs{{"t/0": now - 1000}}, keeps: offs{"u/0": now - 1000}, cause: "offset-delete", certainty: CertaintyProved},
 		{name: "several groups' young offsets", lost: []offs{{"t/0": now - 1000}, {"t/0": now - 2000}},
-			cause: "topic-deletion", certainty: CertaintyProved},
+			cause: "topic-deletion", certainty: CertaintyLikely, alts: "offset-delete"},
 		{name: "several groups' offsets younger than the given retention", retention: 7 * day,
-			lost: []offs{{"t/0": now - day}, {"t/0": now - day}}, cause: "topic-deletion", certainty: CertaintyProved},
+			lost: []offs{{"t/0": now - day}, {"t/0": now - day}}, cause: "topic-deletion", certainty: CertaintyLikely, alts: "offset-delete"},
+		{name: "several groups' offsets, one keeping another partition of the topic", lost: []offs{{"t/0": now - 1000}, {"t/0": now - 2000}},
+			keeps: offs{"t/1": now - 1000}, cause: "offset-delete", certainty: CertaintyProved},
 		{name: "a topic its members subscribe to", lost: []offs{{"t/0": now - 1000}}, keeps: offs{"u/0": now - 1000},
 			others: []grp{{id: "g0", member: "t"}}, cause: "topic-deletion", certainty: CertaintyProved},
 	}
