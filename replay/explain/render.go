@@ -184,7 +184,7 @@ func removalText(e *Event) string {
 	case "expired-after-temporary-leave":
 		s = n + " (static member " + deref(r.Member.InstanceID) + ") did not come back: its session expired after its temporary leave"
 	case "fenced-rebalance-timeout":
-		s = n + " was fenced by its " + Duration(int64(r.RebalanceTimeoutMs)) + " rebalance timeout, not having revoked " + assignmentsLabel(r.Owned)
+		s = n + " was fenced by its " + Duration(int64(r.RebalanceTimeoutMs)) + " rebalance timeout before it revoked what it was asked to"
 	case "fenced-session-timeout":
 		s = n + " was fenced by its " + Duration(int64(r.SessionTimeoutMs)) + " session timeout"
 	default:
