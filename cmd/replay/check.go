@@ -19,6 +19,7 @@ type checkFlags struct {
 	replayFlags
 	numPartitions int32
 	format        string
+	minSeverity   string
 	thresholds    thresholdFlags
 }
 
@@ -48,6 +49,11 @@ offset, time and group, and what to look at next:
   - committed offsets whose group no longer exists;
   - groups whose records sit in the wrong __consumer_offsets partition (Java's
     String.hashCode mapping; needs --num-partitions unless the input is a whole log directory).
+Each finding has a severity (high: offsets consumers feel, a wrong log; medium: members fenced,
+slow rebalances, long transactions; low: what repeats without harm, such as many short-lived
+members of one client fenced, told once with the count) and says how sure its cause is: proved
+by the log (by which records), likely (and why), or one of several (each with what would settle
+it). Findings come by severity, then position; --min-severity leaves out the lower ones.
 --format json prints the findings as JSON (docs/json/check.schema.json).
 The exit status is 1 when anything is found, 0 otherwise.`,
 		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
@@ -58,6 +64,7 @@ The exit status is 1 when anything is found, 0 otherwise.`,
 	f.register(cmd)
 	cmd.Flags().Int32Var(&f.numPartitions, "num-partitions", 0, "the topic's partition count, for the partition-placement check (default: inferred from a log directory with every partition)")
 	cmd.Flags().StringVar(&f.format, "format", "text", "text or json")
+	cmd.Flags().StringVar(&f.minSeverity, "min-severity", "low", "only findings of this severity or higher: high, medium or low")
 	f.thresholds.register(cmd)
 	return cmd
 }
@@ -68,6 +75,10 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 	}
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format must be text or json, not %q", f.format)}
+	}
+	minSev, err := audit.ParseSeverity(f.minSeverity)
+	if err != nil {
+		return usageError{fmt.Errorf("--min-severity: %w", err)}
 	}
 	eo, err := f.thresholds.options()
 	if err != nil {
@@ -94,7 +105,7 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 		records += res.Engine.Stats().Records
 		parts = append(parts, res.Engine.Partition())
 	}
-	findings := a.Finish(engines, r.in.report, numParts)
+	findings := audit.FilterSeverity(a.Finish(engines, r.in.report, numParts), minSev)
 	for i := range findings {
 		findings[i].Next = strings.ReplaceAll(findings[i].Next, "INPUT", path)
 	}
@@ -140,10 +151,16 @@ func writeCheckText(out io.Writer, r *replayed, parts int, records int64, numPar
 		if fd.Group != "" {
 			head += " " + fd.Group
 		}
-		head += ": " + fd.Kind
+		head += ": " + fd.Kind + " [" + string(fd.Severity) + ", " + fd.CertaintyText() + "]"
+		if fd.Count > 1 {
+			head += fmt.Sprintf(" x%d", fd.Count)
+		}
 		fmt.Fprintln(out)
 		writeWrapped(out, "", head, width)
 		writeWrapped(out, "    ", fd.Detail, width)
+		for _, n := range fd.Notes() {
+			writeWrapped(out, "    ", n, width)
+		}
 		if fd.Next != "" {
 			writeWrapped(out, "    ", "next: "+fd.Next, width)
 		}
@@ -185,6 +202,12 @@ type checkFinding struct {
 	Next      *string        `json:"next"`
 	Event     *explain.Event `json:"event"`
 	Episode   *audit.Episode `json:"episode"`
+	// Severity, Certainty, Evidence, Alternatives and Count: audit.Finding's.
+	Severity     string                `json:"severity"`
+	Certainty    string                `json:"certainty"`
+	Evidence     []string              `json:"evidence"`
+	Alternatives []explain.Alternative `json:"alternatives"`
+	Count        int                   `json:"count"`
 }
 
 func writeCheckJSON(out io.Writer, r *replayed, parts []int32, records int64, numParts int32, findings []audit.Finding, eo explain.Options) error {
@@ -196,7 +219,9 @@ func writeCheckJSON(out io.Writer, r *replayed, parts []int32, records int64, nu
 		doc.Partitions = []int32{}
 	}
 	for _, fd := range findings {
-		cf := checkFinding{Partition: fd.Partition, Kind: fd.Kind, Detail: fd.Detail, Event: fd.Event, Episode: fd.Episode}
+		cf := checkFinding{Partition: fd.Partition, Kind: fd.Kind, Detail: fd.Detail, Event: fd.Event, Episode: fd.Episode,
+			Severity: string(fd.Severity), Certainty: string(fd.Certainty), Evidence: nonNil(fd.Evidence),
+			Alternatives: nonNil(fd.Alternatives), Count: fd.Count}
 		if fd.Offset >= 0 {
 			o := fd.Offset
 			cf.Offset = &o

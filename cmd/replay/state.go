@@ -31,15 +31,18 @@ func (f *replayFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
 	f.pointFlags.register(cmd)
-	fl.StringVar(&f.kafkaVersion, "kafka-version", groupstate.DefaultKafkaVersion.String(), "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4")
+	fl.StringVar(&f.kafkaVersion, "kafka-version", "detect", "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4 (detect: the release the records show wrote the log, said on stderr)")
 	fl.BoolVar(&f.forensic, "forensic", false, "record violations and damaged input and continue, instead of stopping at the first")
 	fl.StringVar(&f.layout, "layout", "", "record layout of ids that changed between releases (4.1+, 4.0, 3.9, streams-preview); default: the one of --kafka-version")
 }
 
 func (f *replayFlags) options() (replay.Options, eventlog.Mode, error) {
-	v, err := groupstate.ParseKafkaVersion(f.kafkaVersion)
-	if err != nil {
-		return replay.Options{}, 0, usageError{err}
+	v := groupstate.DefaultKafkaVersion // detect: replaySelected detects it from the records
+	if f.kafkaVersion != "detect" {
+		var err error
+		if v, err = groupstate.ParseKafkaVersion(f.kafkaVersion); err != nil {
+			return replay.Options{}, 0, usageError{err}
+		}
 	}
 	mode := eventlog.Strict
 	if f.forensic {
@@ -169,7 +172,21 @@ func replaySelected(cmd *cobra.Command, in *source, f *replayFlags, at query.Poi
 		in.printReport(stderr)
 		return nil, err
 	}
+	if f.kafkaVersion == "detect" && opts.Layout == nil {
+		det, err := replay.DetectVersion(cmd.Context(), in, parts, replay.DefaultDetectRecords)
+		if err != nil {
+			in.printReport(stderr)
+			return nil, err
+		}
+		opts.Version = det.Version
+		fmt.Fprintln(stderr, det.Note())
+	}
 	r := &replayed{in: in, opts: opts, at: at, positions: pos}
+	defer func() {
+		if w := replay.UnknownRecordsWarning(opts.Version, r.results); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
+	}()
 	if observer == nil || parallel {
 		// Partitions are independent: replay them in parallel.
 		res, err := replay.ReplayCuts(cmd.Context(), in, query.Cuts(pos, observer), opts, 0)

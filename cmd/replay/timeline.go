@@ -92,8 +92,8 @@ func (f *thresholdFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.slowRebalance, "slow-rebalance", "1m", "mark rebalances that take longer than this to converge")
 	fl.StringVar(&f.longTxn, "long-transaction", "1m", "mark transactions open longer than this")
-	fl.StringVar(&f.retention, "offsets-retention", "7d", "the brokers' offsets.retention.minutes, to tell expired offsets from deleted ones")
-	fl.StringVar(&f.session, "session-timeout", "45s", "the session timeout of consumer, share and streams groups (group.consumer.session.timeout.ms or the group's config), to tell a fenced member from one that left; classic members' records carry their own")
+	fl.StringVar(&f.retention, "offsets-retention", "infer", "the brokers' offsets.retention.minutes, to tell expired offsets from deleted ones (infer: bound it from the log)")
+	fl.StringVar(&f.session, "session-timeout", "", "the shortest session timeout of the brokers' consumer, share and streams groups (group.consumer.min.session.timeout.ms or a group's config), to tell a fenced member from one that left (default: Kafka's 45 s, assumed); classic members' records carry their own")
 }
 
 // options parses the threshold flags.
@@ -104,6 +104,9 @@ func (f *thresholdFlags) options() (explain.Options, error) {
 		to      *int64
 	}{{"--slow-rebalance", f.slowRebalance, &o.SlowRebalanceMs}, {"--long-transaction", f.longTxn, &o.LongTransactionMs},
 		{"--offsets-retention", f.retention, &o.OffsetsRetentionMs}, {"--session-timeout", f.session, &o.SessionTimeoutMs}} {
+		if (x.flag == "--offsets-retention" && x.v == "infer") || (x.flag == "--session-timeout" && x.v == "") {
+			continue // 0: inferred from the log, or Kafka's default assumed
+		}
 		d, err := parseSpan(x.v)
 		if err != nil {
 			return o, usageError{fmt.Errorf("%s: %w", x.flag, err)}
