@@ -32,8 +32,10 @@ func TestTimelineStories(t *testing.T) {
 			"19:06:31.283 p0:8    converted from a classic group to a consumer group at epoch 3 (online upgrade, " +
 				"KIP-848): n1 joined with the consumer protocol; k2, k1 carry on as classic-protocol members",
 			"19:06:31.283 p0:18   rebalance to epoch 4: n1 joined; target: s3-in:1 k2 -> n1",
-			"19:06:37.784 p0:86   n3 left: removed 1.018 s after its last sign of life (offset 79), too soon for its " +
-				"45 s session timeout",
+			"19:06:37.784 p0:86   n3 left (likely: removed 1.018 s after its own last record (offset 79), sooner " +
+				"than the default 45 s session timeout (the group's own is not in the log); else a session timeout)",
+			"19:06:32.189 p0:31   k1 left (proved: removed 765 ms after its own last record (offset 24), sooner than " +
+				"its 10 s session timeout could fire: no timeout removes a member before that long after its last request)",
 			"19:06:37.784 p0:86   epoch 11 ended by the group's conversion",
 			"19:06:37.784 p0:86   converted back from a consumer group to a classic group at generation 11 (online " +
 				"downgrade): n3 left and only classic-protocol members remain (k3)",
@@ -50,8 +52,9 @@ func TestTimelineStories(t *testing.T) {
 			"19:05:54.433 p0:20   epoch 3 converged in 585 ms",
 			"19:05:54.660 p0:21   c3 joined (member ECDg_i2EQ46K8Hjii1dsRQ, host 127.0.0.1, static, instance " +
 				"static-848), subscribed to s2-in",
-			"19:06:01.395 p0:65   [fenced] c4-fenced was fenced: removed 2.997 s after its last sign of life " +
-				"(offset 64), about its 3 s session timeout",
+			"19:06:01.395 p0:65   [fenced] c4-fenced was fenced by its 3 s session timeout (likely: nothing from it " +
+				"for 3.124 s after its own last record (offset 62), about its 3 s session timeout: what a member that " +
+				"stopped right after that record looks like; else it left)",
 			"19:06:01.733 p0:74   c3 (static member static-848) left temporarily (epoch -2): s2-in:2-4 stay " +
 				"assigned to it until it rejoins with the same instance id or its session times out",
 			"19:06:02.476 p0:78   static member static-848 restarted: c3-restarted (member s7g17GuwThqk2ywlEyPtLA) " +

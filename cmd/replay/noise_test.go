@@ -60,8 +60,9 @@ func TestSupersededBatchesSummarised(t *testing.T) {
 	_, stderr, code := runCLI(t, "describe", dir, "--wide")
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	require.Len(t, lines, 2, stderr)
-	for _, l := range lines {
+	require.Len(t, lines, 3, stderr)
+	require.Regexp(t, `^rules: Kafka 4\.0, detected \(`, lines[0])
+	for _, l := range lines[1:] {
 		require.Regexp(t, `^note: .*/__consumer_offsets-(25|45)/0+[0-9]+\.log: [0-9]+ batches below the offsets earlier segment files reached \([0-9]+ records, base offsets [0-9]+ to [0-9]+\): superseded, skipped as Kafka's reads skip them \(--verbose lists each\)$`, l)
 	}
 	_, stderr, _ = runCLI(t, "describe", dir, "--verbose")

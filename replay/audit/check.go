@@ -51,6 +51,19 @@ type Finding struct {
 	// Episode the writes an offsets-written-while-empty finding sums up.
 	Event   *explain.Event
 	Episode *Episode
+
+	// Severity ranks the finding (severity.go); Certainty, Evidence and Alternatives say how
+	// sure its cause is: the explained event's, or proved by the records or the state the
+	// finding names when it states no cause of its own.
+	Severity     Severity
+	Certainty    explain.Certainty
+	Evidence     []string
+	Alternatives []explain.Alternative
+	// Count is how many things the finding tells (1, or the members a members-fenced finding
+	// folds, from First to Last).
+	Count       int
+	First, Last explain.Position
+	longestLife int64
 }
 
 // Audit collects the findings of a replay. Give Observer(p) to partition p's engine, replay,
@@ -115,20 +128,15 @@ func (a *Audit) Finish(engines []*replay.Engine, report *eventlog.Report, numPar
 			out = append(out, Placement(p, groups, numPartitions)...)
 		}
 	}
-	atEnd := func(o int64) int64 { // end-of-log findings (-1) after the records'
-		if o < 0 {
-			return math.MaxInt64
-		}
-		return o
+	return finish(out)
+}
+
+// atEnd orders end-of-log findings (offset -1) after the records'.
+func atEnd(o int64) int64 {
+	if o < 0 {
+		return math.MaxInt64
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
-		}
-		return atEnd(a.Offset) < atEnd(b.Offset)
-	})
-	return out
+	return o
 }
 
 // batchAudit checks Kafka's write atomicity of target assignments while the log replays, and

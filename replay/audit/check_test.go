@@ -8,6 +8,7 @@ import (
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/recordcodec"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 // logBuilder writes records into batches for an engine, at consecutive offsets.
@@ -188,7 +189,8 @@ func TestFindings(t *testing.T) {
 }
 
 // TestDamagedInputAndOrder: damaged input in the report is a finding, and findings come sorted
-// by partition, then offset (end-of-log findings last), whatever order partitions finished in.
+// by severity, then partition, then offset (end-of-log findings last), whatever order
+// partitions finished in.
 func TestDamagedInputAndOrder(t *testing.T) {
 	a := New()
 	var engines []*replay.Engine
@@ -201,9 +203,12 @@ func TestDamagedInputAndOrder(t *testing.T) {
 	rep.Add(eventlog.Problem{Kind: eventlog.KindSuperseded, Partition: 0, Offset: 1})
 	rep.Add(eventlog.Problem{Kind: eventlog.KindBadCRC, Partition: 2, Offset: 9, File: "x.log", Detail: "bad crc"})
 	got := a.Finish(engines, &rep, 0)
-	require.Equal(t, []string{KindMemberEpochAhead, KindDamagedInput, KindMemberEpochAhead}, kinds(got), "end-of-log findings last")
-	require.Equal(t, []int32{0, 2, 2}, []int32{got[0].Partition, got[1].Partition, got[2].Partition})
-	require.Equal(t, int64(9), got[1].Offset)
+	require.Equal(t, []string{KindDamagedInput, KindMemberEpochAhead, KindMemberEpochAhead}, kinds(got), "the high one first")
+	require.Equal(t, []int32{2, 0, 2}, []int32{got[0].Partition, got[1].Partition, got[2].Partition})
+	require.Equal(t, int64(9), got[0].Offset)
+	require.Equal(t, []Severity{SeverityHigh, SeverityMedium, SeverityMedium}, []Severity{got[0].Severity, got[1].Severity, got[2].Severity})
+	require.Equal(t, explain.CertaintyProved, got[1].Certainty)
+	require.Equal(t, []string{"the state at the end of the log"}, got[1].Evidence)
 	require.Equal(t, int32(3), PartitionCount([]int32{0, 1, 2}))
 	require.Equal(t, int32(0), PartitionCount([]int32{0, 2}))
 	require.Equal(t, int32(0), PartitionCount([]int32{0}))

@@ -18,6 +18,9 @@
 //   - offsets-deleted: committed offsets deleted, with the group or not, and by what as far as
 //     the log tells (DeleteGroups, OffsetDelete, expiry, a topic's deletion);
 //   - member-fenced: a member removed by its session or rebalance timeout, not by a leave;
+//   - members-fenced: three or more members of one client id and host fenced in one group
+//     (console consumers, kcat, test clients started and killed again and again), one finding
+//     with the count and the span instead of one each;
 //   - slow-rebalance: a rebalance longer than the threshold to converge (or still open);
 //   - long-transaction: a transaction open longer than the threshold;
 //   - more-findings: past 20 findings of one kind in one group, the rest counted in one.
@@ -38,7 +41,12 @@
 //   - wrong-partition: a group with records in a partition other than the one Kafka maps it
 //     to (Java's String.hashCode of the group id, modulo the partition count).
 //
-// Findings are sorted by partition, then offset (end-of-log findings last), in a stable order.
+// Every finding has a Severity (high: offsets consumers feel, or a wrong log; medium: fenced
+// members, slow rebalances, long or open transactions, broken invariants; low: members-fenced)
+// and says how sure its cause is (Certainty, Evidence, Alternatives: replay/explain's rule
+// table; a finding that states no cause is proved by the records or the state it names).
+// Findings are sorted by severity, then partition and offset (end-of-log findings last), in a
+// stable order; FilterSeverity keeps those at a severity or above (`check --min-severity`).
 // Options.Explain sets the explanation's thresholds (slow rebalance, long transaction,
 // offsets retention, session timeout).
 //

@@ -99,9 +99,11 @@ func (x *explained) findings() []Finding {
 		f := x.finding(ep.first, KindOffsetsWhileEmpty, ep.detail())
 		f.Event = nil
 		f.Episode = ep.summary()
+		// Who wrote them is one of several, as the first write's event says.
+		f.Certainty, f.Evidence, f.Alternatives = ep.first.Certainty, ep.first.Evidence, ep.first.Alternatives
 		out = append(out, f)
 	}
-	return capPerGroupKind(out)
+	return capPerGroupKind(foldFences(out))
 }
 
 func (x *explained) finding(e *explain.Event, kind, detail string) Finding {

@@ -124,7 +124,7 @@ func TestExplainedFindings(t *testing.T) {
 			lb.ts += 45_000
 			lb.batch(-1, leave("g", "m1", 5)...) // 45.1 s after its last record: the session timeout
 		},
-		want: []want{{14, KindMemberFenced, "c1 was fenced: removed 45.1 s after its last sign of life (offset 4), about its 45 s session timeout"}},
+		want: []want{{14, KindMemberFenced, "c1 was fenced by its 45 s session timeout (likely: nothing from it for 45.1 s after its own last record (offset 4)"}},
 	}, {
 		name: "a rebalance that has not converged a minute later",
 		build: func(lb *logBuilder) {
@@ -152,7 +152,7 @@ func TestExplainedFindings(t *testing.T) {
 			lb.ts += 1000
 			lb.batch(-1, recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit, Group: "g", Topic: "t", Partition: 0}})
 		},
-		want: []want{{2, KindOffsetsDeleted, "offsets deleted (t-0 was 10), the group stays: OffsetDelete (kafka-consumer-groups --delete-offsets), or the deletion of topic t"}},
+		want: []want{{2, KindOffsetsDeleted, "offsets deleted (t-0 was 10), the group stays: OffsetDelete (kafka-consumer-groups --delete-offsets) (proved: not DeleteGroups: no group tombstone follows, which DeleteGroups writes; not expiry by offsets.retention.minutes: the youngest deleted offset was 1 s old, and offsets.retention.minutes is at least 1; not the topic's deletion: the group keeps offsets of other partitions of t"}},
 	}, {
 		name: "more than 20 rewinds of one group: the rest counted",
 		build: func(lb *logBuilder) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/replay"
+	"github.com/coordlog/coordlog/replay/explain"
 )
 
 // check said nothing about records of unknown types (skipped by replay, as Kafka skips them)
@@ -42,9 +43,11 @@ func TestUnknownTypesAndControlDataKeys(t *testing.T) {
 	got := a.Finish([]*replay.Engine{e}, nil, 0)
 	require.Equal(t, []string{KindUnknownRecordType, KindControlDataKey}, kinds(got))
 	require.Equal(t, Finding{Partition: 0, Offset: 1, Kind: KindUnknownRecordType, Time: lb.log[1].Records[0].Timestamp,
-		Detail: "3 record(s) of type 99, unknown to the replayed Kafka version's loader, at offsets 1 to 3: skipped, as Kafka skips them (a newer Kafka's records, or damage?)",
-		Next:   "`replay decode INPUT --partition 0 --from-offset 1 --to-offset 1` shows them; a newer --kafka-version may know the type"}, got[0])
+		Detail:   "3 record(s) of type 99, unknown to the replayed Kafka version's loader, at offsets 1 to 3: skipped, as Kafka skips them (a newer Kafka's records, or damage?)",
+		Next:     "`replay decode INPUT --partition 0 --from-offset 1 --to-offset 1` shows them; a newer --kafka-version may know the type",
+		Severity: SeverityMedium, Certainty: explain.CertaintyProved, Evidence: []string{"the record at offset 1 of partition 0"}, Count: 1}, got[0])
 	require.Equal(t, Finding{Partition: 0, Offset: 5, Kind: KindControlDataKey, Time: ctrl.Records[0].Timestamp,
-		Detail: "1 record(s) of control batches at offsets 5 to 5 have keys that are not 4-byte version-0 control keys (the first is 10 bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type",
-		Next:   "`replay decode INPUT --partition 0 --from-offset 5 --to-offset 5` shows the batch"}, got[1])
+		Detail:   "1 record(s) of control batches at offsets 5 to 5 have keys that are not 4-byte version-0 control keys (the first is 10 bytes): data records in a control batch? Kafka reads their first 4 bytes as the control type",
+		Next:     "`replay decode INPUT --partition 0 --from-offset 5 --to-offset 5` shows the batch",
+		Severity: SeverityMedium, Certainty: explain.CertaintyProved, Evidence: []string{"the record at offset 5 of partition 0"}, Count: 1}, got[1])
 }

@@ -21,13 +21,15 @@ type Options struct {
 	// transaction.timeout.ms).
 	SlowRebalanceMs   int64
 	LongTransactionMs int64
-	// OffsetsRetentionMs is the broker's offsets.retention.minutes, to tell an expiry from
-	// other deletions (default 7 days, Kafka's default).
+	// OffsetsRetentionMs is the brokers' offsets.retention.minutes, to tell an expiry from
+	// other deletions; 0 infers it from the log (an expiry's batch bounds it: deletions.go).
 	OffsetsRetentionMs int64
-	// SessionTimeoutMs is the session timeout of consumer, share and streams groups, whose
-	// records do not carry it (default 45 s: Kafka's default, and the smallest a group may
-	// set unless the brokers lower group.consumer.min.session.timeout.ms). Classic members'
-	// records carry their own.
+	// SessionTimeoutMs is the shortest session timeout a consumer, share or streams group of
+	// the brokers has (group.consumer.min.session.timeout.ms, or a group's own config), whose
+	// records do not carry it: a removal sooner than that after a member's own last record
+	// is a leave. 0 assumes Kafka's default, 45 s (the smallest a group may set unless the
+	// brokers lower group.consumer.min.session.timeout.ms), and says such a leave is likely
+	// rather than proved. Classic members' records carry their own.
 	SessionTimeoutMs int64
 	// Emit receives every event, in log order (the event is the caller's to keep).
 	Emit func(*Event)
@@ -35,10 +37,9 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultSlowRebalanceMs    = 60_000
-	DefaultLongTransactionMs  = 60_000
-	DefaultOffsetsRetentionMs = 7 * 24 * 3600 * 1000
-	DefaultSessionTimeoutMs   = 45_000
+	DefaultSlowRebalanceMs   = 60_000
+	DefaultLongTransactionMs = 60_000
+	DefaultSessionTimeoutMs  = 45_000
 	// lookahead is how many events may wait for a topic id's name before they go out with
 	// the id.
 	lookahead = 512
@@ -48,10 +49,12 @@ const (
 // its observer (replay.Options.Observer), then call Close once the replay ends. It must see
 // every record of the partition in order.
 type Analyzer struct {
-	opts      Options
-	partition int32
-	groups    map[string]*groupModel
-	last      *groupModel // the group of the previous record (records come in runs)
+	opts Options
+	// sessionAssumed: Options.SessionTimeoutMs was not given (Kafka's default is assumed).
+	sessionAssumed bool
+	partition      int32
+	groups         map[string]*groupModel
+	last           *groupModel // the group of the previous record (records come in runs)
 
 	// The batch being read: the records of each group are collected as steps and explained
 	// when the batch ends (a conversion, a deletion or a static replacement is several
@@ -80,14 +83,15 @@ func NewAnalyzer(p int32, opts Options) *Analyzer {
 	if opts.LongTransactionMs <= 0 {
 		opts.LongTransactionMs = DefaultLongTransactionMs
 	}
-	if opts.OffsetsRetentionMs <= 0 {
-		opts.OffsetsRetentionMs = DefaultOffsetsRetentionMs
+	if opts.OffsetsRetentionMs < 0 {
+		opts.OffsetsRetentionMs = 0
 	}
-	if opts.SessionTimeoutMs <= 0 {
+	assumed := opts.SessionTimeoutMs <= 0
+	if assumed {
 		opts.SessionTimeoutMs = DefaultSessionTimeoutMs
 	}
 	return &Analyzer{
-		opts: opts, partition: p, groups: map[string]*groupModel{}, batchBase: -1,
+		opts: opts, sessionAssumed: assumed, partition: p, groups: map[string]*groupModel{}, batchBase: -1,
 		txns: map[int64]*txnState{}, names: names{}, seenIDs: map[recordcodec.UUID]string{},
 		idStrings: map[recordcodec.UUID]string{},
 	}

@@ -74,6 +74,19 @@ func recordGroupType(t recordcodec.RecordType) string {
 func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 	s := step{typ: recordGroupType(k.Type), pos: pos, member: strings.Clone(k.Member)}
 	if v == nil {
+		captureTombstone(&s, k)
+		return s
+	}
+	if captureMember(&s, v) {
+		return s
+	}
+	captureGroup(&s, k, v)
+	return s
+}
+
+// captureTombstone reduces a tombstone to its step kind.
+func captureTombstone(s *step, k recordcodec.Key) {
+	{
 		switch k.Type {
 		case recordcodec.ConsumerGroupMemberMetadata, recordcodec.ShareGroupMemberMetadata, recordcodec.StreamsGroupMemberMetadata:
 			s.kind = stMemberMetaTomb
@@ -90,8 +103,12 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 		case recordcodec.ConsumerGroupRegularExpression:
 			s.kind, s.regex = stRegexTomb, strings.Clone(k.Regex)
 		}
-		return s
 	}
+}
+
+// captureMember reduces a member's record (metadata, target, current assignment) to a step;
+// false for the others.
+func captureMember(s *step, v recordcodec.Value) bool {
 	switch v := v.(type) {
 	case *recordcodec.ConsumerGroupMemberMetadataValue:
 		m := &memberModel{id: s.member, clientID: strings.Clone(v.ClientId), host: strings.Clone(v.ClientHost),
@@ -150,6 +167,16 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 		pend = taskItemsE(pend, roleStandby, v.StandbyTasksPendingRevocation)
 		pend = taskItemsE(pend, roleWarmup, v.WarmupTasksPendingRevocation)
 		s.items, s.pending = it.normalize(), pend.normalize()
+	default:
+		return false
+	}
+	return true
+}
+
+// captureGroup reduces a group-level record (metadata, target metadata, classic group,
+// topology, share state, regex) to a step.
+func captureGroup(s *step, k recordcodec.Key, v recordcodec.Value) {
+	switch v := v.(type) {
 	case *recordcodec.ConsumerGroupMetadataValue:
 		s.kind, s.epoch, s.hash, s.valid = stGroupMeta, v.Epoch, v.MetadataHash, -1
 	case *recordcodec.ShareGroupMetadataValue:
@@ -163,7 +190,7 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 		slices.Sort(cfg)
 		s.configs = strings.Clone(strings.Join(cfg, ", "))
 	case *recordcodec.GroupMetadataValue:
-		cs := &classicStep{protocolType: strings.Clone(v.ProtocolType), generation: v.Generation, members: classicMembers(v, pos)}
+		cs := &classicStep{protocolType: strings.Clone(v.ProtocolType), generation: v.Generation, members: classicMembers(v, s.pos)}
 		if v.Protocol != nil {
 			cs.protocol = strings.Clone(*v.Protocol)
 		}
@@ -194,5 +221,4 @@ func captureStep(k recordcodec.Key, v recordcodec.Value, pos Position) step {
 		slices.Sort(topics)
 		s.kind, s.regex, s.resolved = stRegex, strings.Clone(k.Regex), strings.Clone(strings.Join(topics, ","))
 	}
-	return s
 }

@@ -39,12 +39,10 @@
 //     record, or a group first seen in the middle of its history (compacted log);
 //   - group-converted (Conversion): from, to, the epoch carried over, the members carried
 //     over, the member whose join (upgrade) or departure (downgrade) caused it;
-//   - group-deleted, offsets-deleted (Deletion): the offsets deleted with their values, and the
-//     likeliest cause with the others the log does not rule out: group-deletion (DeleteGroups:
-//     the group's tombstone in the batch), offset-delete (one group's offsets, the group
-//     staying), topic-deletion (several groups' offsets in one batch), expiry (every deleted
-//     offset older than Options.OffsetsRetentionMs, counted as KIP-211 does from when the group
-//     became empty), cleanup (an empty group without offsets);
+//   - group-deleted, offsets-deleted (Deletion): the offsets deleted with their values, the
+//     cause with the others the log does not rule out (the rule table below): group-deletion
+//     (DeleteGroups), offset-delete (OffsetDelete), topic-deletion, expiry (with the bounds the
+//     batch puts on offsets.retention.minutes), cleanup (an empty group without offsets);
 //   - member-joined, member-updated (Member; Rebalance.Causes[0] says what changed),
 //     member-replaced (Replacement: a static member's new member id, continuing its lane),
 //     member-temporary-leave (a static member at epoch -2), member-left and member-fenced
@@ -70,21 +68,62 @@
 // second round of a cooperative rebalance, the rebalance after a downgrade, a rejoin without
 // a member change; "unknown" when the log does not say.
 //
-// # Left or fenced
+// # How sure: the rule table
 //
-// The log has no heartbeats, only the records they caused. A member's last sign of life is
-// its last record or the last commit (plain or transactional) of a partition or task it
-// owned. A session timeout fires a session timeout after the last heartbeat, which is at most
-// a heartbeat interval before the last sign of life: a removal sooner than the session
-// timeout less a margin (a third of it, at most 5 s) is the member's own leave; one within
-// the margin of the session timeout is a session timeout (fenced); after a longer silence the
-// log cannot tell (an idle member writes nothing), and the event says so. The session timeout
-// is a classic member's own (its record carries it) or Options.SessionTimeoutMs (Kafka's
-// default 45 s, also the smallest a group may set unless the brokers lower
-// group.consumer.min.session.timeout.ms). A member removed while it still had partitions to
-// revoke, its rebalance timeout after it was asked to, was fenced by that timeout; a static
-// member on temporary leave that never came back expired.
+// Every event that states a cause (a member's removal or replacement, a deletion, offsets
+// written while the group was empty or by no owner) says how sure it is (Event.Certainty):
+// proved (the log rules out every other cause; Evidence says by which records and rule),
+// likely (Evidence says why; the others are Alternatives), or one of several (Alternatives,
+// each with what would settle it: a broker config, the client's log, the broker's request
+// log). The rules are what Kafka 4.4's group coordinator writes for each cause
+// (GroupMetadataManager, OffsetMetadataManager, GroupCoordinatorShard):
 //
+//	cause                    what Kafka writes                          what proves it, or rules it out
+//	left (LeaveGroup;        the member's tombstones at once (a         removed sooner than its session timeout
+//	  heartbeat epoch -1;    classic group: the generation without it,  after its own last record: proved (a
+//	  an admin's             when the rebalance it starts completes)    consumer-protocol member's timeout is not
+//	  removeMembers...)                                                 in the log: likely under the assumed 45 s
+//	                                                                    unless --session-timeout gives it)
+//	session timeout          the same records, no sooner than the       about the timeout (up to a third of it,
+//	  (fenced)               timeout after its last heartbeat, which    at most 5 s, more) after its own last
+//	                         is no earlier than its own last record     record: likely; a commit of its partitions
+//	                         (a coordinator reload restarts timers)     shortly before: a leave, likely
+//	rebalance timeout        consumer protocol: tombstones exactly the  still revoking, removed that long (+slack)
+//	  (fenced)               timeout after the record that put it in    after: likely; classic: no sooner than
+//	                         UNREVOKED_PARTITIONS (each restarts it)    the timeout after its generation
+//	static leave (epoch -2)  its current assignment at epoch -2, the    a new member id of the same instance in
+//	  and replacement        member kept; a rejoin of the instance:     one batch: replaced, proved; tombstones
+//	                         the old id's tombstones and the new id's   between its own record before the leave
+//	                         records in one batch                       and the leave, plus the session timeout
+//	                                                                    (the leave does not restart the timer):
+//	                                                                    expired, likely
+//	DeleteGroups             every offset of the group, then its        no group tombstone, or offsets kept:
+//	                         tombstone (an empty group only)            ruled out
+//	OffsetDelete             some offsets of one group, no group        a group tombstone, or a topic its members
+//	                         tombstone                                  subscribe to: ruled out; several groups
+//	                                                                    at once: unlikely (coalesced requests)
+//	topic deletion           the deleted partitions' offsets of every   a group tombstone, or a group keeping a
+//	  (onPartitionsDeleted)  group of the partition, no group tombstone partition of the topic: ruled out;
+//	                                                                    several groups, none keeping one: likely
+//	expiry (cleanupGroup-    every offset old enough (since its commit; youngest removed under 1 min (the least
+//	  Metadata, every        a classic group's since it became empty)   offsets.retention.minutes), under a given
+//	  offsets.retention.     of groups that may lose it (empty, or a    --offsets-retention, an offset that could
+//	  check.interval.ms)     topic no member subscribes to), in one     have expired kept at least as old, or an
+//	                         batch, then each empty group left without  empty group left without offsets and not
+//	                         offsets is deleted                         deleted: ruled out; else the ages bound
+//	                                                                    the retention (at most the youngest
+//	                                                                    removed, more than the oldest kept) and
+//	                                                                    expiry is likely when several groups or
+//	                                                                    the group's tombstone go
+//	empty-group cleanup      the same task's tombstone of an empty      DeleteGroups writes the same for such a
+//	                         group without offsets                      group: one of several
+//	offsets written while    an OffsetCommit record, which names no     one of several: an admin tool or a
+//	  empty / by no owner    writer                                     standalone consumer (a stale member)
+//
+// A deletion's diagnosis reads the other groups of the partition (who kept what): the analysis
+// of one group (Options.Group) sees no other group, so it may be less sure than the analysis of
+// all groups (check's).
+
 // # Marks
 //
 // rewind (a committed offset moved back), while-empty (offsets written while a group with a
@@ -108,7 +147,8 @@
 //   - Events come in log order within a group, but for rebalance-end and transaction-open,
 //     which come when the rebalance ends or the log does; the events of one batch are sorted
 //     by the offset of the record that shows each.
-//   - The analysis of one group gives the events the analysis of all groups gives for it.
+//   - The analysis of one group gives the events the analysis of all groups gives for it, but
+//     for a deletion's cause and certainty, which read the other groups.
 //   - A marked-only analysis emits the marked events of a full one, at the same positions with
 //     the same marks; an offsets-committed event of it keeps only its marked changes, and its
 //     rebalances have no moves (it does not compute them).

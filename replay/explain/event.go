@@ -64,6 +64,33 @@ const (
 	MarkDeleted Mark = "deleted"
 )
 
+// Certainty says how sure an event's cause is, by the rules of what Kafka writes for each
+// cause (doc.go's rule table).
+type Certainty string
+
+// Certainties.
+const (
+	// CertaintyProved: the log rules out every other cause (Event.Evidence says by which
+	// records and which rule).
+	CertaintyProved Certainty = "proved"
+	// CertaintyLikely: the log fits this cause and the others only by coincidence
+	// (Event.Evidence says why); Event.Alternatives are the others, each with what would
+	// settle it.
+	CertaintyLikely Certainty = "likely"
+	// CertaintyOneOfSeveral: the log fits several causes alike; Event.Alternatives are the
+	// others, each with the evidence that would settle it (a broker config, the client's log,
+	// the broker's request log).
+	CertaintyOneOfSeveral Certainty = "one-of-several"
+)
+
+// Alternative is a cause the log does not rule out, with what would settle it.
+type Alternative struct {
+	Cause string `json:"cause"`
+	// Settle is the evidence outside the log that would tell (a broker config, the client's
+	// log, the broker's request log).
+	Settle string `json:"settle"`
+}
+
 // Position is where an event shows in the log: the record (or marker) that shows it.
 type Position struct {
 	Partition int32 `json:"partition"`
@@ -247,6 +274,11 @@ type Removal struct {
 	// partition it owned); SilentMs the time from there to the removal.
 	LastSeen *Position `json:"lastSeen"`
 	SilentMs int64     `json:"silentMs"`
+	// Joined is where the member first showed (nil: before the log's start).
+	Joined *Position `json:"joined"`
+	// OwnRecord is the member's last record written for a request of its own (a heartbeat,
+	// a join or sync of its generation): its session was alive then.
+	OwnRecord *Position `json:"ownRecord"`
 	// SessionTimeoutMs and RebalanceTimeoutMs are the member's, when the records carry them
 	// (-1 otherwise).
 	SessionTimeoutMs   int32 `json:"sessionTimeoutMs"`
@@ -312,7 +344,8 @@ type Deletion struct {
 	// (offsets.retention.minutes), topic-deletion, cleanup (the coordinator's periodic
 	// cleanup of an empty group without offsets), unknown.
 	Cause string `json:"cause"`
-	// Alternatives are the other causes the log does not rule out.
+	// Alternatives are the other causes the log does not rule out (Event.Alternatives says
+	// what would settle each).
 	Alternatives []string       `json:"alternatives,omitempty"`
 	Offsets      []OffsetChange `json:"offsets"`
 	GroupDeleted bool           `json:"groupDeleted"`
@@ -321,6 +354,11 @@ type Deletion struct {
 	// YoungestAgeMs is the age of the most recently committed deleted offset, measured as
 	// expiry measures it (-1: unknown).
 	YoungestAgeMs int64 `json:"youngestAgeMs"`
+	// RetentionAtMostMs and RetentionOverMs bound offsets.retention.minutes when the cause is
+	// expiry, going by this batch: at most the youngest removed offset's age, and more than
+	// the oldest age of an offset that could have expired and stayed (-1: no bound).
+	RetentionAtMostMs int64 `json:"retentionAtMostMs"`
+	RetentionOverMs   int64 `json:"retentionOverMs"`
 }
 
 // Conversion is a group changing type in place (KIP-848's online upgrade and downgrade).
@@ -367,6 +405,25 @@ type Event struct {
 	Transaction *Transaction `json:"transaction,omitempty"`
 	// Next is what to look at next, when the event is marked.
 	Next string `json:"next,omitempty"`
+
+	// Certainty, Evidence and Alternatives say how sure the event's cause is (removals,
+	// deletions, offsets written while empty or without owner): what proves it, or makes it
+	// likely, and the other causes with what would settle each. Events that state no cause
+	// (the records show what they say) have none.
+	Certainty    Certainty     `json:"certainty,omitempty"`
+	Evidence     []string      `json:"evidence,omitempty"`
+	Alternatives []Alternative `json:"alternatives,omitempty"`
+}
+
+// diagnosis is an event's cause with its certainty.
+type diagnosis struct {
+	certainty    Certainty
+	evidence     []string
+	alternatives []Alternative
+}
+
+func (d diagnosis) set(e *Event) {
+	e.Certainty, e.Evidence, e.Alternatives = d.certainty, d.evidence, d.alternatives
 }
 
 // HasMark reports whether the event carries m.

@@ -63,6 +63,17 @@ func (a *Analyzer) interpret(g *groupModel, steps []step) {
 	a.explainBatch(f)
 }
 
+// own notes a record the member's own request wrote, unless the batch converts the group
+// (an upgrade or downgrade writes every member's records at one member's request).
+func (f *batchFacts) own(m *memberModel, at Position) {
+	if f.classicTmb || f.modernTmb || f.converted != "" {
+		if m.ownSet || m.joined.Offset != at.Offset {
+			return
+		}
+	}
+	m.lastOwn, m.ownSet = at, true
+}
+
 // remember notes m's removal (once, before its state is cleared).
 func (f *batchFacts) remember(m *memberModel, at Position) {
 	if m == nil {
@@ -105,6 +116,9 @@ func (f *batchFacts) become(typ string) {
 }
 
 func (a *Analyzer) apply(f *batchFacts, s *step) {
+	if a.applyMemberStep(f, s) {
+		return
+	}
 	g := f.g
 	switch s.kind {
 	case stClassicTomb, stGroupMetaTomb:
@@ -131,60 +145,10 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 		g.typ = typ
 	case stClassic:
 		a.applyClassic(f, s)
-	case stMemberMeta:
-		f.become(s.typ)
-		a.applyMemberMeta(f, s)
-	case stMemberMetaTomb:
-		if m := g.members[s.member]; m != nil {
-			f.remember(m, s.pos)
-			delete(g.members, s.member)
-			g.ownersDirty = true
-		}
-	case stTarget:
-		f.become(s.typ)
-		if m := g.members[s.member]; m != nil {
-			m.target = s.items
-		} else {
-			// A target for a member whose metadata is not (yet) in the log.
-			m := &memberModel{id: s.member, protocol: s.typ, sessionTimeoutMs: -1, rebalanceTimeoutMs: -1, target: s.items, joined: s.pos, lastSeen: s.pos}
-			g.members[s.member] = m
-		}
-	case stTargetTomb:
-		if m := g.members[s.member]; m != nil {
-			f.remember(m, s.pos)
-			m.target = nil
-		}
 	case stTargetMeta:
 		f.become(s.typ)
 		g.targetEpoch, f.targetMeta = s.epoch, true
 	case stTargetMetaTomb:
-	case stCurrent:
-		f.become(s.typ)
-		m := g.members[s.member]
-		if m == nil {
-			m = &memberModel{id: s.member, protocol: s.typ, sessionTimeoutMs: -1, rebalanceTimeoutMs: -1, joined: s.pos}
-			g.members[s.member] = m
-		}
-		f.snapshotCurrent(m)
-		m.hasCurrent, m.epoch, m.prevEpoch, m.state = true, s.epoch, s.prev, s.state
-		m.assigned, m.pending = s.items, s.pending
-		m.lastSeen = s.pos
-		if s.epoch == -2 {
-			if m.awayAt == nil {
-				p := s.pos
-				m.awayAt = &p
-				f.leaves = append(f.leaves, m)
-			}
-		} else {
-			m.awayAt = nil
-		}
-		g.ownersDirty = true
-	case stCurrentTomb:
-		if m := g.members[s.member]; m != nil {
-			f.remember(m, s.pos)
-			m.hasCurrent, m.assigned, m.pending = false, nil, nil
-			g.ownersDirty = true
-		}
 	case stGroupMeta:
 		f.become(s.typ)
 		switch {
@@ -238,6 +202,79 @@ func (a *Analyzer) apply(f *batchFacts, s *step) {
 	}
 }
 
+// applyMemberStep applies a member's record (metadata, target, current assignment) or its
+// tombstone; false for the others.
+func (a *Analyzer) applyMemberStep(f *batchFacts, s *step) bool {
+	g := f.g
+	switch s.kind {
+	case stMemberMeta:
+		f.become(s.typ)
+		a.applyMemberMeta(f, s)
+	case stMemberMetaTomb:
+		if m := g.members[s.member]; m != nil {
+			f.remember(m, s.pos)
+			delete(g.members, s.member)
+			g.ownersDirty = true
+		}
+	case stTarget:
+		f.become(s.typ)
+		if m := g.members[s.member]; m != nil {
+			m.target = s.items
+		} else {
+			// A target for a member whose metadata is not (yet) in the log.
+			m := &memberModel{id: s.member, protocol: s.typ, sessionTimeoutMs: -1, rebalanceTimeoutMs: -1, target: s.items, joined: s.pos, lastSeen: s.pos}
+			g.members[s.member] = m
+		}
+	case stTargetTomb:
+		if m := g.members[s.member]; m != nil {
+			f.remember(m, s.pos)
+			m.target = nil
+		}
+	case stCurrent:
+		f.become(s.typ)
+		m := g.members[s.member]
+		if m == nil {
+			m = &memberModel{id: s.member, protocol: s.typ, sessionTimeoutMs: -1, rebalanceTimeoutMs: -1, joined: s.pos}
+			g.members[s.member] = m
+		}
+		f.snapshotCurrent(m)
+		m.hasCurrent, m.epoch, m.prevEpoch, m.state = true, s.epoch, s.prev, s.state
+		m.assigned, m.pending = s.items, s.pending
+		m.lastSeen = s.pos
+		ownBefore, hadOwn := m.lastOwn, m.ownSet
+		f.own(m, s.pos)
+		m.revoking = unrevokedState(s.typ, s.state)
+		if m.revoking {
+			m.revokingAt = s.pos
+		}
+		if s.epoch == -2 {
+			if m.awayAt == nil {
+				p := s.pos
+				m.awayAt = &p
+				// The leave does not restart the session timer: it runs from the member's
+				// last heartbeat, no earlier than its own record before this one.
+				m.awayFrom = p
+				if hadOwn {
+					m.awayFrom = ownBefore
+				}
+				f.leaves = append(f.leaves, m)
+			}
+		} else {
+			m.awayAt = nil
+		}
+		g.ownersDirty = true
+	case stCurrentTomb:
+		if m := g.members[s.member]; m != nil {
+			f.remember(m, s.pos)
+			m.hasCurrent, m.assigned, m.pending = false, nil, nil
+			g.ownersDirty = true
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -270,6 +307,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 		m.clientID, m.host, m.instanceID, m.processID, m.protocol = nm.clientID, nm.host, nm.instanceID, nm.processID, nm.protocol
 		m.subscription, m.rebalanceTimeoutMs, m.sessionTimeoutMs = nm.subscription, nm.rebalanceTimeoutMs, nm.sessionTimeoutMs
 		m.lastSeen = s.pos
+		f.own(m, s.pos)
 		if len(what) > 0 {
 			if _, joinedHere := f.replaced[m.id]; !joinedHere && !slices.Contains(f.joined, m) {
 				f.updates = append(f.updates, memberUpdate{m, strings.Join(what, ", ")})
@@ -279,6 +317,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 	}
 	m = nm
 	m.joined, m.lastSeen = s.pos, s.pos
+	f.own(m, s.pos)
 	if old := g.members[m.id]; old != nil {
 		m.target = old.target
 	}
@@ -289,6 +328,7 @@ func (a *Analyzer) applyMemberMeta(f *batchFacts, s *step) {
 		// Carried over by an upgrade: the classic member continues in the consumer group.
 		old := f.classicBefore[m.id]
 		m.joined, m.lastSeen = old.joined, s.pos
+		m.lastOwn, m.ownSet = old.lastOwn, old.ownSet // the upgrade is the joining member's request
 		f.carried = append(f.carried, m)
 		delete(f.removed, m.id)
 	case m.static():
@@ -317,10 +357,16 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 	if !(g.exists && g.typ == typeClassic) {
 		prev = nil
 	}
-	// Members the new generation keeps keep what the log showed of them.
+	// Members the new generation keeps keep what the log showed of them; a new generation is
+	// every member's own record (each rejoined for it), the same generation only the
+	// members' it adds.
+	sameGen := g.exists && g.typ == typeClassic && g.hasEpoch && cs.generation == g.epoch
 	for id, m := range cs.members {
 		if old := prev[id]; old != nil {
 			m.joined, m.lastSeen = old.joined, old.lastSeen
+			if sameGen {
+				m.lastOwn, m.ownSet = old.lastOwn, old.ownSet
+			}
 		}
 		if r := f.removed[id]; downgrade && r != nil {
 			m.joined = r.m.joined
@@ -358,6 +404,16 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 		}
 		return
 	}
+	causes := a.classicMembership(f, g, cs, prev, s.pos, hadGen && cs.generation != prevGen)
+	if hadGen && cs.generation == prevGen {
+		return // the same generation: a replacement or a rewrite, no rebalance
+	}
+	a.classicGeneration(g, cs, prev, causes, s.pos, hadGen, prevGen)
+}
+
+// classicMembership explains who a classic group's new record adds, removes or replaces
+// (rebalance: the generation changed), and returns them as the rebalance's causes.
+func (a *Analyzer) classicMembership(f *batchFacts, g *groupModel, cs *classicStep, prev map[string]*memberModel, at Position, rebalance bool) []Cause {
 	// Who joined, who went, who was replaced by a new member id of the same instance.
 	var joined, gone []*memberModel
 	for _, id := range sortedKeys(cs.members) {
@@ -376,25 +432,28 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 			if i := slices.IndexFunc(gone, func(o *memberModel) bool { return o.static() && *o.instanceID == *n.instanceID }); i >= 0 {
 				old := gone[i]
 				gone = slices.Delete(gone, i, i+1)
-				n.joined = s.pos
-				a.replacement(f, old, n, s.pos, hadGen && cs.generation != prevGen)
-				if hadGen && cs.generation != prevGen {
+				n.joined = at
+				a.replacement(f, old, n, at, rebalance)
+				if rebalance {
 					causes = append(causes, Cause{Kind: "member-replaced", Member: memberPtr(g.ref(n)), Detail: "static member " + *n.instanceID + " restarted"})
 				}
 				continue
 			}
 		}
 		causes = append(causes, Cause{Kind: "member-joined", Member: memberPtr(g.ref(n))})
-		a.joinEvent(g, n, s.pos)
+		a.joinEvent(g, n, at)
 	}
 	for _, o := range gone {
-		rm := a.classifyRemoval(g, o, s.pos)
+		rm, d := a.classifyRemoval(g, o, at)
 		causes = append(causes, removalCause(rm))
-		a.removalEvent(g, rm, s.pos)
+		a.removalEvent(g, rm, d, at)
 	}
-	if hadGen && cs.generation == prevGen {
-		return // the same generation: a replacement or a rewrite, no rebalance
-	}
+	return causes
+}
+
+// classicGeneration explains a classic group's new generation: its causes and what the
+// assignment moved, as one completed rebalance.
+func (a *Analyzer) classicGeneration(g *groupModel, cs *classicStep, prev map[string]*memberModel, causes []Cause, at Position, hadGen bool, prevGen int32) {
 	owner := map[item]string{}
 	for _, id := range sortedKeys(prev) {
 		for _, it := range prev[id].assigned {
@@ -437,13 +496,13 @@ func (a *Analyzer) applyClassic(f *batchFacts, s *step) {
 		return "member " + shortID(id, "")
 	}
 	r := &Rebalance{Epoch: cs.generation, PreviousEpoch: prevGen, Causes: causes, Moves: a.moves(owner, after, name),
-		Start: s.pos, DurationMs: -1, Outcome: "completed"}
+		Start: at, DurationMs: -1, Outcome: "completed"}
 	if !hadGen {
 		r.PreviousEpoch = 0
 	}
-	end := s.pos
+	end := at
 	r.End = &end
-	a.emit(&Event{Kind: KindRebalanceEnd, Group: g.id, GroupType: typeClassic, At: s.pos, Rebalance: r})
+	a.emit(&Event{Kind: KindRebalanceEnd, Group: g.id, GroupType: typeClassic, At: at, Rebalance: r})
 }
 
 func memberPtr(m Member) *Member { return &m }

@@ -53,59 +53,6 @@ func shortID(id, clientID string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// classifyRemoval tells, as far as the log allows, whether member m (as it was) left or was
-// fenced when its removal was written at at.
-//
-// The log has no heartbeats, only the records they caused, so a member's last sign of life
-// is its last record or the last commit of a partition it owned. A session timeout fires a
-// session timeout after the member's last heartbeat, which is at most a heartbeat interval
-// before its last sign of life: a removal sooner than the session timeout less that margin
-// (a third of the timeout, at most 5 s, the longest default heartbeat interval) is the
-// member's own leave; one about a session timeout later (within the same margin) is what a
-// session timeout looks like. After a longer silence the log cannot tell: a member that
-// consumes nothing writes nothing, and may leave or die long after its last sign of life.
-// The session timeout
-// is the member's own for a classic member (its record carries it), Options.SessionTimeoutMs
-// otherwise. A member removed while it still had partitions to revoke, its rebalance timeout
-// after it was asked to, was fenced by that timeout; a static member on temporary leave
-// (epoch -2) that never came back expired.
-func (a *Analyzer) classifyRemoval(g *groupModel, m *memberModel, at Position) Removal {
-	r := Removal{Member: g.ref(m), SessionTimeoutMs: m.sessionTimeoutMs, RebalanceTimeoutMs: m.rebalanceTimeoutMs, SilentMs: -1,
-		Owned: m.assigned.assignments(a.names)}
-	last := m.lastSeen
-	r.LastSeen = &last
-	if last.Timestamp >= 0 && at.Timestamp >= 0 {
-		r.SilentMs = at.Timestamp - last.Timestamp
-	}
-	session := int64(m.sessionTimeoutMs)
-	if m.protocol != typeClassic || session <= 0 {
-		session = a.opts.SessionTimeoutMs
-		r.SessionTimeoutMs = int32(min(session, 1<<31-1))
-	}
-	margin := min(session/3, 5_000)
-	switch {
-	case m.awayAt != nil:
-		r.Cause = "expired-after-temporary-leave"
-		aw := *m.awayAt
-		r.LastSeen = &aw
-		if aw.Timestamp >= 0 && at.Timestamp >= 0 {
-			r.SilentMs = at.Timestamp - aw.Timestamp
-		}
-	case r.SilentMs < 0:
-		r.Cause = "unknown"
-	case len(m.pending) > 0 && m.rebalanceTimeoutMs > 0 && m.stepSince.Timestamp >= 0 &&
-		at.Timestamp-m.stepSince.Timestamp >= int64(m.rebalanceTimeoutMs):
-		r.Cause = "fenced-rebalance-timeout"
-	case r.SilentMs < session-margin:
-		r.Cause = "left"
-	case r.SilentMs <= session+margin:
-		r.Cause = "fenced-session-timeout"
-	default:
-		r.Cause = "unknown"
-	}
-	return r
-}
-
 // removalCause is a removal as a rebalance's cause: member-fenced, or member-left (with the
 // detail "unknown" when the log cannot tell).
 func removalCause(r Removal) Cause {
@@ -119,7 +66,7 @@ func removalCause(r Removal) Cause {
 	return Cause{Kind: "member-left", Member: &m, Detail: r.Cause}
 }
 
-func (a *Analyzer) removalEvent(g *groupModel, r Removal, at Position) {
+func (a *Analyzer) removalEvent(g *groupModel, r Removal, d diagnosis, at Position) {
 	kind := KindMemberLeft
 	var marks []Mark
 	next := ""
@@ -131,7 +78,9 @@ func (a *Analyzer) removalEvent(g *groupModel, r Removal, at Position) {
 		return
 	}
 	m := r.Member
-	a.emit(&Event{Kind: kind, Group: g.id, GroupType: g.typ, At: at, Member: &m, Removal: &r, Marks: marks, Next: next})
+	e := &Event{Kind: kind, Group: g.id, GroupType: g.typ, At: at, Member: &m, Removal: &r, Marks: marks, Next: next}
+	d.set(e)
+	a.emit(e)
 }
 
 func (a *Analyzer) joinEvent(g *groupModel, m *memberModel, at Position) {
@@ -156,8 +105,11 @@ func (a *Analyzer) replacement(f *batchFacts, old, n *memberModel, at Position, 
 		owned = n.target
 	}
 	pr, nr := g.ref(old), g.ref(n)
-	a.emit(&Event{Kind: KindMemberReplaced, Group: g.id, GroupType: g.typ, At: at, Member: &nr,
-		Replacement: &Replacement{Previous: pr, Member: nr, Rebalance: rebalance, Owned: owned.assignments(a.names)}})
+	e := &Event{Kind: KindMemberReplaced, Group: g.id, GroupType: g.typ, At: at, Member: &nr,
+		Replacement: &Replacement{Previous: pr, Member: nr, Rebalance: rebalance, Owned: owned.assignments(a.names)}}
+	diagnosis{certainty: CertaintyProved, evidence: []string{"one batch removes member " + old.id + " of instance " + *n.instanceID +
+		" and adds member " + n.id + " with that instance id: what Kafka writes when a static member rejoins, and for nothing else"}}.set(e)
+	a.emit(e)
 }
 
 // explainBatch turns what a batch did to a group into events.
@@ -183,8 +135,8 @@ func (a *Analyzer) explainBatch(f *batchFacts) {
 			if r == nil || g.members[id] != nil {
 				continue
 			}
-			rm := a.classifyRemoval(g, r.m, r.at)
-			a.removalEvent(g, rm, r.at)
+			rm, d := a.classifyRemoval(g, r.m, r.at)
+			a.removalEvent(g, rm, d, r.at)
 			causes = append(causes, removalCause(rm))
 		}
 	}

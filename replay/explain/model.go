@@ -39,14 +39,24 @@ type memberModel struct {
 
 	joined   Position
 	lastSeen Position // last sign of life: a record of it, or a commit of a partition it owned
+	// lastOwn is its last record written for a request of its own (a heartbeat; for a classic
+	// member, a join of its generation), when ownSet: its session was alive then. revokingAt
+	// is its last record putting it in UNREVOKED_PARTITIONS (or _TASKS), when revoking: Kafka
+	// starts the rebalance timeout there.
+	lastOwn    Position
+	ownSet     bool
+	revokingAt Position
+	revoking   bool
 	// step is the reconciliation step the member is in (waiting, revoking, stable, ""), since
 	// stepSince; waitKey is the last waiting or revoking set reported, so that a repeated
 	// record says nothing new.
 	step      string
 	stepSince Position
 	waitKey   string
-	// awayAt is set while a static member is on temporary leave (epoch -2).
-	awayAt *Position
+	// awayAt is set while a static member is on temporary leave (epoch -2); awayFrom is its
+	// own record before that one (its session timer runs from a heartbeat since then).
+	awayAt   *Position
+	awayFrom Position
 }
 
 func (m *memberModel) clone() *memberModel {
@@ -142,6 +152,37 @@ func (t *offTable) del(k offKey) {
 
 // len is the number of offsets held.
 func (t *offTable) len() int { return t.n }
+
+// hasTopic reports whether the table holds an offset of the topic at index ti.
+func (t *offTable) hasTopic(ti uint32) bool {
+	if int(ti) < len(t.dense) {
+		for _, st := range t.dense[ti] {
+			if st.set {
+				return true
+			}
+		}
+	}
+	for k := range t.sparse {
+		if k.topic == ti {
+			return true
+		}
+	}
+	return false
+}
+
+// each calls f for every offset held.
+func (t *offTable) each(f func(offState)) {
+	for _, ps := range t.dense {
+		for _, st := range ps {
+			if st.set {
+				f(st)
+			}
+		}
+	}
+	for _, st := range t.sparse {
+		f(st)
+	}
+}
 
 // groupModel is what the records say about a group, enough to tell what each batch did.
 type groupModel struct {
@@ -330,6 +371,7 @@ func classicMembers(v *recordcodec.GroupMetadataValue, at Position) map[string]*
 			instanceID: cloneStrPtr(mm.GroupInstanceId), protocol: typeClassic,
 			rebalanceTimeoutMs: mm.RebalanceTimeout, sessionTimeoutMs: mm.SessionTimeout,
 			hasCurrent: true, epoch: v.Generation, joined: at, lastSeen: at, step: "stable", stepSince: at,
+			lastOwn: at, ownSet: true,
 		}
 		if m.rebalanceTimeoutMs < 0 {
 			m.rebalanceTimeoutMs = m.sessionTimeoutMs

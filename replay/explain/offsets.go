@@ -182,8 +182,29 @@ func (a *Analyzer) finishCommits() {
 		if len(marks) > 0 {
 			e.Next = offsetsNext(g.id, e)
 		}
+		writerDiagnosis(w.Kind).set(e)
 		a.emit(e)
 	}
+}
+
+// writerDiagnosis is how sure the log is of who wrote offsets: an OffsetCommit record names
+// no writer, so a write while the group was empty, or by no owner, is one of several.
+func writerDiagnosis(kind string) diagnosis {
+	switch kind {
+	case "empty-group":
+		return diagnosis{certainty: CertaintyOneOfSeveral,
+			evidence: []string{"the group had no members when they were written, and an OffsetCommit record names no writer"},
+			alternatives: []Alternative{
+				{Cause: "admin-tool", Settle: "the broker's request log (the OffsetCommit's client id: adminclient-N for the Admin API and kafka-consumer-groups)"},
+				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id), or which application uses this group.id with assign()"}}}
+	case "without-owner":
+		return diagnosis{certainty: CertaintyOneOfSeveral,
+			evidence: []string{"no member of the group owned the partitions when they were written, and an OffsetCommit record names no writer"},
+			alternatives: []Alternative{
+				{Cause: "stale-member", Settle: "the client's log (a commit after its partitions were revoked)"},
+				{Cause: "standalone-consumer", Settle: "the broker's request log (the OffsetCommit's client id)"}}}
+	}
+	return diagnosis{}
 }
 
 // offsetTombstone notes the deletion of a committed offset of g.
@@ -204,8 +225,10 @@ func (a *Analyzer) offsetTombstone(g *groupModel, topic string, part int32, pos 
 	if had {
 		c.Offset, c.Previous, c.CommittedAt = prev.offset, ptr(prev.offset), prev.ts
 		base := prev.ts
-		if !g.simple() && g.emptySince != nil && g.emptySince.Timestamp > base {
-			base = g.emptySince.Timestamp // KIP-211: a group's offsets expire once it has been empty that long
+		if g.typ == typeClassic && g.protocolType != "" && g.emptySince != nil && g.emptySince.Timestamp > base {
+			// KIP-211: a classic group's offsets expire once it has been empty that long
+			// (ClassicGroup.offsetExpirationCondition); other groups' count from the commit.
+			base = g.emptySince.Timestamp
 		}
 		if base >= 0 && pos.Timestamp >= 0 {
 			age = pos.Timestamp - base
@@ -236,18 +259,10 @@ func (a *Analyzer) groupDeleted(g *groupModel, at Position, typ string, open *Re
 }
 
 // finishTombstones explains the batch's deletions, telling their causes apart as far as the
-// batch and the deleted offsets' ages allow.
+// batch and the partition's state allow (deletions.go).
 func (a *Analyzer) finishTombstones() {
-	groups := 0
-	topics := map[string]bool{}
-	for _, g := range a.touched {
-		if acc := g.tombs; acc != nil && len(acc.changes) > 0 {
-			groups++
-			for _, c := range acc.changes {
-				topics[c.Topic] = true
-			}
-		}
-	}
+	var dels []delGroup
+	at := int64(-1)
 	for _, g := range a.touched {
 		acc := g.tombs
 		if acc == nil {
@@ -256,65 +271,54 @@ func (a *Analyzer) finishTombstones() {
 		g.tombs = nil
 		gt, deleted := g.deleted, g.deleted != nil
 		g.deleted = nil
-		typ := g.typ
-		if deleted {
-			typ = gt.typ
-		}
 		d := &Deletion{Offsets: acc.changes, GroupDeleted: deleted, YoungestAgeMs: -1}
-		if len(acc.changes) > 0 {
-			d.OtherGroups = groups - 1
-		}
 		for _, age := range acc.ages {
 			if age >= 0 && (d.YoungestAgeMs < 0 || age < d.YoungestAgeMs) {
 				d.YoungestAgeMs = age
 			}
 		}
-		d.Cause, d.Alternatives = deletionCause(d, len(acc.changes), len(topics), g.offsets.len(), a.opts.OffsetsRetentionMs)
-		kind := KindOffsetsDeleted
-		at := acc.first
+		if acc.first.Timestamp >= 0 {
+			at = acc.first.Timestamp
+		}
+		x := delGroup{g: g, d: d, acc: acc, deleted: deleted}
 		if deleted {
+			x.typ, x.tombAt = gt.typ, gt.at
+		} else {
+			x.typ = g.typ
+		}
+		dels = append(dels, x)
+	}
+	if len(dels) == 0 {
+		return
+	}
+	withOffsets := 0
+	for _, x := range dels {
+		if len(x.d.Offsets) > 0 {
+			withOffsets++
+		}
+	}
+	diags := a.diagnoseDeletions(dels, withOffsets, at)
+	for i, x := range dels {
+		d := x.d
+		if len(d.Offsets) > 0 {
+			d.OtherGroups = withOffsets - 1
+		}
+		kind, at := KindOffsetsDeleted, x.acc.first
+		if x.deleted {
 			kind = KindGroupDeleted
-			if len(acc.changes) == 0 {
-				at = gt.at
+			if len(d.Offsets) == 0 {
+				at = x.tombAt
 			}
 		}
-		e := &Event{Kind: kind, Group: g.id, GroupType: typ, At: at, Deletion: d}
+		e := &Event{Kind: kind, Group: x.g.id, GroupType: x.typ, At: at, Deletion: d}
+		diags[i].set(e)
 		if len(d.Offsets) > 0 {
 			// Committed offsets are gone: worth a look (a group deleted without offsets
 			// loses nothing a consumer resumes from).
-			e.Marks, e.Next = []Mark{MarkDeleted}, deletionNext(g.id, d, at)
+			e.Marks, e.Next = []Mark{MarkDeleted}, deletionNext(x.g.id, d, at)
 		}
 		a.emit(e)
 	}
-}
-
-// deletionCause names the likeliest cause of a batch's deletions for one group and the
-// causes the log does not rule out. n is the number of offsets deleted, topics the number of
-// topics all groups lost offsets of in the batch, left the offsets the group still has.
-func deletionCause(d *Deletion, n, topics, left int, retentionMs int64) (string, []string) {
-	expired := d.YoungestAgeMs >= retentionMs
-	switch {
-	case d.GroupDeleted && n == 0 && left == 0:
-		// No offset went with it: an empty group without offsets, which the coordinator's
-		// periodic cleanup deletes, or a DeleteGroups of such a group.
-		return "group-deletion", []string{"cleanup"}
-	case d.GroupDeleted && expired:
-		return "expiry", []string{"group-deletion"}
-	case d.GroupDeleted:
-		return "group-deletion", nil
-	case expired:
-		return "expiry", nil
-	case d.OtherGroups > 0:
-		// OffsetDelete names one group; several groups' offsets in one batch are a topic's
-		// deletion (or an expiry with a shorter retention than assumed).
-		if d.YoungestAgeMs < 0 {
-			return "topic-deletion", []string{"expiry"}
-		}
-		return "topic-deletion", nil
-	case topics == 1:
-		return "offset-delete", []string{"topic-deletion"}
-	}
-	return "offset-delete", nil
 }
 
 // txnWrite notes a transactional offset commit of g (pending until the producer's marker).

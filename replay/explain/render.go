@@ -17,7 +17,7 @@ func render(e *Event) string {
 	case KindGroupConverted:
 		return conversionText(e.Conversion)
 	case KindGroupDeleted, KindOffsetsDeleted:
-		return deletionText(e.Kind, e.GroupType, e.Deletion)
+		return deletionText(e)
 	case KindMemberJoined:
 		return e.Member.Name + " joined" + memberDetail(e.Member, e.GroupType)
 	case KindMemberUpdated:
@@ -35,7 +35,7 @@ func render(e *Event) string {
 		return e.Member.Name + " (static member " + deref(e.Member.InstanceID) + ") left temporarily (epoch -2): " +
 			assignmentsLabel(r.Owned) + " stay assigned to it until it rejoins with the same instance id or its session times out"
 	case KindMemberLeft, KindMemberFenced:
-		return removalText(e.Removal)
+		return removalText(e)
 	case KindRebalance:
 		r := e.Rebalance
 		s := "rebalance to epoch " + itoa(int64(r.Epoch)) + ": " + causesText(r.Causes)
@@ -174,35 +174,82 @@ func memberNames(ms []Member) string {
 	return strings.Join(out, ", ")
 }
 
-func removalText(r *Removal) string {
+func removalText(e *Event) string {
+	r := e.Removal
 	n := r.Member.Name
-	silent := "an unknown time"
-	if r.SilentMs >= 0 {
-		silent = Duration(r.SilentMs)
-	}
-	since := ""
-	if r.LastSeen != nil {
-		since = " (offset " + itoa(r.LastSeen.Offset) + ")"
-	}
-	session := Duration(int64(r.SessionTimeoutMs))
+	var s string
 	switch r.Cause {
 	case "left":
-		return n + " left: removed " + silent + " after its last sign of life" + since + ", too soon for its " + session + " session timeout"
+		s = n + " left"
 	case "expired-after-temporary-leave":
-		return n + " (static member " + deref(r.Member.InstanceID) + ") did not come back: removed " + silent +
-			" after its temporary leave, when its session timed out"
+		s = n + " (static member " + deref(r.Member.InstanceID) + ") did not come back: its session expired after its temporary leave"
 	case "fenced-rebalance-timeout":
-		return n + " was fenced: it had not revoked " + assignmentsLabel(r.Owned) + " within its rebalance timeout (" +
-			Duration(int64(r.RebalanceTimeoutMs)) + ")"
+		s = n + " was fenced by its " + Duration(int64(r.RebalanceTimeoutMs)) + " rebalance timeout before it revoked what it was asked to"
 	case "fenced-session-timeout":
-		return n + " was fenced: removed " + silent + " after its last sign of life" + since + ", about its " + session +
-			" session timeout"
+		s = n + " was fenced by its " + Duration(int64(r.SessionTimeoutMs)) + " session timeout"
+	default:
+		s = n + " left or was fenced"
 	}
-	if r.SilentMs < 0 {
-		return n + " removed (no timestamps to tell a leave from a timeout)"
+	return s + certaintyText(e)
+}
+
+// CertaintyNote is how sure e's cause is, as the texts of removals and deletions end with it
+// (" (likely: ...; else ...)"): for a picture's rows of the events whose text does not carry it
+// (offsets written while empty or by no owner). "" for an event that states no cause.
+func CertaintyNote(e *Event) string { return certaintyText(e) }
+
+// certaintyText says how sure an event's cause is: " (proved: EVIDENCE)", " (likely:
+// EVIDENCE; else CAUSE)", " (one of several: EVIDENCE; or CAUSE, which SETTLE would tell)".
+func certaintyText(e *Event) string {
+	if e.Certainty == "" {
+		return ""
 	}
-	return n + " left or was fenced: nothing from it for " + silent + " before its removal (since offset " +
-		itoa(r.LastSeen.Offset) + "; an idle member writes nothing), so the log cannot tell"
+	s := " (" + strings.ReplaceAll(string(e.Certainty), "-", " ")
+	if len(e.Evidence) > 0 {
+		s += ": " + strings.Join(e.Evidence, "; ")
+	}
+	for i, a := range e.Alternatives {
+		switch {
+		case e.Certainty == CertaintyOneOfSeveral:
+			s += "; or " + CauseWords(a.Cause) + ", which " + a.Settle + " would tell"
+		case i == 0:
+			s += "; else " + CauseWords(a.Cause)
+		default:
+			s += " or " + CauseWords(a.Cause)
+		}
+	}
+	return s + ")"
+}
+
+// CauseWords names a cause (of a removal, a deletion or a write while empty) in words.
+func CauseWords(cause string) string {
+	switch cause {
+	case "left":
+		return "it left"
+	case "fenced-session-timeout":
+		return "a session timeout"
+	case "fenced-rebalance-timeout":
+		return "a rebalance timeout"
+	case "expired-after-temporary-leave":
+		return "its session expiring after its temporary leave"
+	case "group-deletion":
+		return "DeleteGroups"
+	case "offset-delete":
+		return "OffsetDelete"
+	case "topic-deletion":
+		return "the topic's deletion"
+	case "expiry":
+		return "expiry by offsets.retention.minutes"
+	case "cleanup":
+		return "the periodic deletion of an empty group without offsets"
+	case "admin-tool":
+		return "an admin tool (kafka-consumer-groups --reset-offsets, Admin alterConsumerGroupOffsets)"
+	case "standalone-consumer":
+		return "a standalone consumer (assign() and commitSync with this group.id)"
+	case "stale-member":
+		return "a member committing partitions it no longer owned (after losing them in a rebalance)"
+	}
+	return cause
 }
 
 func causesText(cs []Cause) string {
@@ -413,7 +460,8 @@ func changeText(c OffsetChange) string {
 	return s + itoa(*c.Previous) + " -> " + itoa(c.Offset) + " (" + itoa(c.Offset-*c.Previous) + ", moved back)"
 }
 
-func deletionText(kind Kind, groupType string, d *Deletion) string {
+func deletionText(e *Event) string {
+	kind, groupType, d := e.Kind, e.GroupType, e.Deletion
 	var s string
 	if kind == KindGroupDeleted {
 		s = "group deleted"
@@ -426,11 +474,10 @@ func deletionText(kind Kind, groupType string, d *Deletion) string {
 	if d.OtherGroups > 0 {
 		s += ", with those of " + plural(d.OtherGroups, "other group", "other groups") + " in the same batch"
 	}
-	s += ": " + causeText(d.Cause, groupType, d)
-	for _, alt := range d.Alternatives {
-		s += ", or " + causeText(alt, groupType, d)
+	if d.Cause == "unknown" {
+		return s + ": no cause fits" + certaintyText(e)
 	}
-	return s
+	return s + ": " + causeText(d.Cause, groupType, d) + certaintyText(e)
 }
 
 func causeText(cause, groupType string, d *Deletion) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,7 +254,7 @@ func TestClassicStaticReplacement(t *testing.T) {
 // every text is said, no event is left without a position, the same log gives the same
 // events, and every event survives JSON.
 func TestEveryRecordingIsExplained(t *testing.T) {
-	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions"} {
+	for _, sc := range []string{"classic", "compaction", "consumer", "conversion", "deletions", "share", "streams", "transactions", "diagnoses"} {
 		t.Run(sc, func(t *testing.T) {
 			all := events(t, sc, Options{}, math.MaxInt64)
 			// Again from batches overwritten once applied: what the events keep is copied.
@@ -274,18 +275,35 @@ func TestEveryRecordingIsExplained(t *testing.T) {
 					groups[e.Group] = e.At.Offset
 				}
 			}
-			// One group's timeline is that group's events of the whole partition's analysis.
+			// One group's timeline is that group's events of the whole partition's analysis,
+			// but for a deletion's cause, which reads the other groups (doc.go): the same
+			// deletion, its cause one the whole analysis names or does not rule out.
+			text := func(e *Event) string {
+				if e.Deletion != nil {
+					return string(e.Kind) + " " + deletedList(e.Deletion.Offsets)
+				}
+				return e.Text
+			}
 			for g := range groups {
 				one := events(t, sc, Options{Group: g}, math.MaxInt64)
 				var want []string
+				var whole []*Event
 				for _, e := range all {
 					if e.Group == g {
-						want = append(want, e.Text)
+						want = append(want, text(e))
+						whole = append(whole, e)
 					}
 				}
 				var got []string
-				for _, e := range one {
-					got = append(got, e.Text)
+				for i, e := range one {
+					got = append(got, text(e))
+					if d := e.Deletion; d != nil && i < len(whole) && whole[i].Deletion != nil {
+						w := whole[i]
+						require.Contains(t, append([]string{d.Cause}, d.Alternatives...), w.Deletion.Cause, "%s: %s", g, e.Text)
+						if e.Certainty == CertaintyProved {
+							require.Equal(t, w.Deletion.Cause, d.Cause, "%s: %s", g, e.Text)
+						}
+					}
 				}
 				require.Equal(t, want, got, g)
 			}
@@ -296,7 +314,7 @@ func TestEveryRecordingIsExplained(t *testing.T) {
 // TestMarkedOnly: an analysis that emits only marked events (check's) emits exactly the marked
 // events of the full one.
 func TestMarkedOnly(t *testing.T) {
-	for _, sc := range []string{"consumer", "deletions", "transactions", "compaction"} {
+	for _, sc := range []string{"consumer", "deletions", "transactions", "compaction", "diagnoses"} {
 		full := events(t, sc, Options{SessionTimeoutMs: 3000}, math.MaxInt64)
 		marked := events(t, sc, Options{SessionTimeoutMs: 3000, MarkedOnly: true}, math.MaxInt64)
 		var want, got []string
@@ -331,73 +349,150 @@ func TestRangesLabel(t *testing.T) {
 	require.Equal(t, "topic-id KBRHv04F:0", assignmentsLabel([]Assignment{{TopicID: "KBRHv04FSnKzpnPI8cJpSw", Partitions: []int32{0}}}))
 }
 
-// TestDeletionCause: what the log allows to tell about a batch of tombstones.
-func TestDeletionCause(t *testing.T) {
+// TestDeletionDiagnosis: the causes a batch of tombstones fits, by doc.go's rule table, and
+// how sure the one named is.
+func TestDeletionDiagnosis(t *testing.T) {
 	const day = 24 * 3600 * 1000
+	const now = 100 * day
+	type offs map[string]int64 // "topic/partition" -> commit time
+	type grp struct {
+		id     string
+		offs   offs
+		member string // a member's subscription ("" for none)
+	}
 	cases := []struct {
-		name                string
-		d                   Deletion
-		n, topics, left     int
-		cause, alternatives string
+		name      string
+		retention int64
+		others    []grp // the partition's other groups (after the batch)
+		lost      []offs
+		deleted   bool
+		keeps     offs // what the first group keeps
+		cause     string
+		certainty Certainty
+		alts      string
 	}{
-		{"group and its offsets", Deletion{GroupDeleted: true, YoungestAgeMs: 5000}, 2, 1, 0, "group-deletion", ""},
-		{"group without offsets", Deletion{GroupDeleted: true, YoungestAgeMs: -1}, 0, 0, 0, "group-deletion", "cleanup"},
-		{"group and old offsets", Deletion{GroupDeleted: true, YoungestAgeMs: 8 * day}, 2, 1, 0, "expiry", "group-deletion"},
-		{"old offsets of a group that stays", Deletion{YoungestAgeMs: 8 * day}, 2, 1, 3, "expiry", ""},
-		{"young offsets of several groups", Deletion{OtherGroups: 2, YoungestAgeMs: 1000}, 4, 1, 0, "topic-deletion", ""},
-		{"offsets of several groups of unknown age", Deletion{OtherGroups: 2, YoungestAgeMs: -1}, 4, 1, 0, "topic-deletion", "expiry"},
-		{"young offsets of one topic of one group", Deletion{YoungestAgeMs: 1000}, 1, 1, 3, "offset-delete", "topic-deletion"},
-		{"young offsets of two topics of one group", Deletion{YoungestAgeMs: 1000}, 2, 2, 3, "offset-delete", ""},
+		{name: "group and young offsets", lost: []offs{{"t/0": now - 5000}}, deleted: true,
+			cause: "group-deletion", certainty: CertaintyProved},
+		{name: "group without offsets", lost: []offs{{}}, deleted: true,
+			cause: "group-deletion", certainty: CertaintyOneOfSeveral, alts: "cleanup"},
+		{name: "group and old offsets, younger ones kept", others: []grp{{id: "o", offs: offs{"u/0": now - day}}},
+			lost: []offs{{"t/0": now - 8*day}}, deleted: true, cause: "expiry", certainty: CertaintyLikely, alts: "group-deletion"},
+		{name: "group and old offsets, older ones kept", others: []grp{{id: "o", offs: offs{"u/0": now - 9*day}}},
+			lost: []offs{{"t/0": now - 8*day}}, deleted: true, cause: "group-deletion", certainty: CertaintyProved},
+		{name: "group and old offsets, nothing to compare", lost: []offs{{"t/0": now - 8*day}}, deleted: true,
+			cause: "group-deletion", certainty: CertaintyOneOfSeveral, alts: "expiry"},
+		{name: "one group's young offsets, it stays", lost: []offs{{"t/0": now - 1000}}, keeps: offs{"u/0": now - 1000},
+			cause: "offset-delete", certainty: CertaintyOneOfSeveral, alts: "topic-deletion"},
+		{name: "another group keeps the partition", others: []grp{{id: "o", offs: offs{"t/0": now - 1000}, member: "t"}},
+			lost: []offs{{"t/0": now - 1000}}, keeps: offs{"u/0": now - 1000}, cause: "offset-delete", certainty: CertaintyProved},
+		{name: "several groups' young offsets", lost: []offs{{"t/0": now - 1000}, {"t/0": now - 2000}},
+			cause: "topic-deletion", certainty: CertaintyLikely, alts: "offset-delete"},
+		{name: "several groups' offsets younger than the given retention", retention: 7 * day,
+			lost: []offs{{"t/0": now - day}, {"t/0": now - day}}, cause: "topic-deletion", certainty: CertaintyLikely, alts: "offset-delete"},
+		{name: "several groups' offsets, one keeping another partition of the topic", lost: []offs{{"t/0": now - 1000}, {"t/0": now - 2000}},
+			keeps: offs{"t/1": now - 1000}, cause: "offset-delete", certainty: CertaintyProved},
+		{name: "a topic its members subscribe to", lost: []offs{{"t/0": now - 1000}}, keeps: offs{"u/0": now - 1000},
+			others: []grp{{id: "g0", member: "t"}}, cause: "topic-deletion", certainty: CertaintyProved},
+	}
+	put := func(g *groupModel, o offs) {
+		for k, ts := range o {
+			topic, part, _ := strings.Cut(k, "/")
+			p, _ := strconv.Atoi(part)
+			g.offsets.put(offKey{g.topic(topic), int32(p)}, offState{offset: 1, ts: ts})
+		}
 	}
 	for _, c := range cases {
-		cause, alts := deletionCause(&c.d, c.n, c.topics, c.left, DefaultOffsetsRetentionMs)
-		require.Equal(t, c.cause, cause, c.name)
-		require.Equal(t, c.alternatives, strings.Join(alts, ","), c.name)
+		a := NewAnalyzer(0, Options{OffsetsRetentionMs: c.retention})
+		var dels []delGroup
+		for i, lost := range c.lost {
+			g := a.group("g" + strconv.Itoa(i))
+			g.typ = typeConsumer
+			d := &Deletion{GroupDeleted: c.deleted, YoungestAgeMs: -1}
+			for k, ts := range lost {
+				topic, part, _ := strings.Cut(k, "/")
+				p, _ := strconv.Atoi(part)
+				d.Offsets = append(d.Offsets, OffsetChange{Topic: topic, Partition: int32(p), CommittedAt: ts})
+				if age := now - ts; d.YoungestAgeMs < 0 || age < d.YoungestAgeMs {
+					d.YoungestAgeMs = age
+				}
+			}
+			if i == 0 {
+				put(g, c.keeps)
+			}
+			dels = append(dels, delGroup{g: g, d: d, acc: &tombAcc{}, deleted: c.deleted})
+		}
+		for _, o := range c.others {
+			g := a.group(o.id)
+			g.typ = typeConsumer
+			put(g, o.offs)
+			if o.member != "" {
+				g.members["m"] = &memberModel{id: "m", subscription: o.member}
+			}
+		}
+		diag := a.diagnoseDeletions(dels, len(c.lost), now)[0]
+		d := dels[0].d
+		require.Equal(t, c.cause, d.Cause, c.name)
+		require.Equal(t, c.certainty, diag.certainty, c.name)
+		require.Equal(t, c.alts, strings.Join(d.Alternatives, ","), c.name)
+		require.NotEmpty(t, diag.evidence, c.name)
 	}
 }
 
-// TestClassifyRemoval: a leave, a session timeout, a rebalance timeout, an expired temporary
-// leave, and a silence too long to tell, from the timing of a member's last sign of life.
+// TestClassifyRemoval: doc.go's leave-or-fence rule: sooner than a timeout after the member's
+// own last record is a leave, proved (likely when the group's session timeout is assumed);
+// about a timeout later, likely that timeout; longer, the log cannot tell.
 func TestClassifyRemoval(t *testing.T) {
-	a := NewAnalyzer(0, Options{})
 	g := newGroupModel("g")
 	at := func(ms int64) Position { return Position{Offset: ms, Timestamp: ms} }
 	member := func(sessionMs int32) *memberModel {
-		return &memberModel{id: "m", clientID: "c", protocol: typeConsumer, sessionTimeoutMs: sessionMs, rebalanceTimeoutMs: 300_000, lastSeen: at(1000)}
+		return &memberModel{id: "m", clientID: "c", protocol: typeConsumer, sessionTimeoutMs: sessionMs, rebalanceTimeoutMs: 300_000,
+			lastSeen: at(1000), lastOwn: at(1000), ownSet: true}
 	}
-	cases := []struct {
-		name  string
-		m     func() *memberModel
-		at    int64
-		cause string
-	}{
-		{"removed right after a commit", func() *memberModel { return member(-1) }, 1025, "left"},
-		{"removed a session timeout later", func() *memberModel { return member(-1) }, 1000 + 45_010, "fenced-session-timeout"},
-		{"removed within the margin before it", func() *memberModel { return member(-1) }, 1000 + 41_000, "fenced-session-timeout"},
-		{"removed well before a timeout could fire", func() *memberModel { return member(-1) }, 1000 + 30_000, "left"},
-		{"silent far longer than a timeout", func() *memberModel { return member(-1) }, 1000 + 3_600_000, "unknown"},
-		{"classic member: its own session timeout", func() *memberModel {
-			m := member(10_000)
+	classic := func(sessionMs int32) func() *memberModel {
+		return func() *memberModel {
+			m := member(sessionMs)
 			m.protocol = typeClassic
 			return m
-		}, 1000 + 10_100, "fenced-session-timeout"},
-		{"revoking past its rebalance timeout", func() *memberModel {
+		}
+	}
+	consumer := func() *memberModel { return member(-1) }
+	cases := []struct {
+		name      string
+		session   int64 // Options.SessionTimeoutMs (0: assumed)
+		m         func() *memberModel
+		at        int64
+		cause     string
+		certainty Certainty
+	}{
+		{"removed right after its heartbeat", 45_000, consumer, 1025, "left", CertaintyProved},
+		{"the same, the group's session timeout assumed", 0, consumer, 1025, "left", CertaintyLikely},
+		{"removed a session timeout later", 45_000, consumer, 1000 + 45_010, "fenced-session-timeout", CertaintyLikely},
+		{"removed just before a timeout could fire", 45_000, consumer, 1000 + 41_000, "left", CertaintyProved},
+		{"silent far longer than a timeout", 45_000, consumer, 1000 + 3_600_000, "unknown", CertaintyOneOfSeveral},
+		{"classic member: 7 s of its 10 s session", 0, classic(10_000), 1000 + 7_024, "left", CertaintyProved},
+		{"classic member: its own session timeout", 0, classic(10_000), 1000 + 10_100, "fenced-session-timeout", CertaintyLikely},
+		{"revoking past its rebalance timeout", 45_000, func() *memberModel {
 			m := member(-1)
 			m.pending = items{{name: "t", part: 0}}
-			m.step, m.stepSince = "revoking", at(1000)
-			m.lastSeen = at(300_000)
+			m.revoking, m.revokingAt = true, at(1000)
 			return m
-		}, 1000 + 300_000, "fenced-rebalance-timeout"},
-		{"static member on temporary leave", func() *memberModel {
+		}, 1000 + 300_000, "fenced-rebalance-timeout", CertaintyLikely},
+		{"static member on temporary leave", 45_000, func() *memberModel {
 			m := member(-1)
 			away := at(5000)
 			m.awayAt = &away
 			return m
-		}, 50_000, "expired-after-temporary-leave"},
+		}, 50_000, "expired-after-temporary-leave", CertaintyLikely},
 	}
 	for _, c := range cases {
-		r := a.classifyRemoval(g, c.m(), at(c.at))
+		a := NewAnalyzer(0, Options{SessionTimeoutMs: c.session})
+		r, d := a.classifyRemoval(g, c.m(), at(c.at))
 		require.Equal(t, c.cause, r.Cause, c.name)
+		require.Equal(t, c.certainty, d.certainty, c.name)
+		require.NotEmpty(t, d.evidence, c.name)
+		if d.certainty != CertaintyProved {
+			require.NotEmpty(t, d.alternatives, c.name)
+		}
 	}
 }
 

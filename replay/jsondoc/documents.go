@@ -180,12 +180,20 @@ type Finding struct {
 	Next      *string        `json:"next"`
 	Event     *explain.Event `json:"event"`
 	Episode   *audit.Episode `json:"episode"`
+	// Severity, Certainty, Evidence, Alternatives and Count: audit.Finding's.
+	Severity     string                `json:"severity"`
+	Certainty    string                `json:"certainty"`
+	Evidence     []string              `json:"evidence"`
+	Alternatives []explain.Alternative `json:"alternatives"`
+	Count        int                   `json:"count"`
 }
 
 // FindingOf renders a finding: what the audit leaves out (an offset for the end of the log,
 // a time, a group, a next step) is null.
 func FindingOf(fd audit.Finding) Finding {
-	f := Finding{Partition: fd.Partition, Kind: fd.Kind, Detail: fd.Detail, Event: fd.Event, Episode: fd.Episode}
+	f := Finding{Partition: fd.Partition, Kind: fd.Kind, Detail: fd.Detail, Event: fd.Event, Episode: fd.Episode,
+		Severity: string(fd.Severity), Certainty: string(fd.Certainty), Evidence: nonNil(fd.Evidence),
+		Alternatives: nonNil(fd.Alternatives), Count: fd.Count}
 	if fd.Offset >= 0 {
 		o := fd.Offset
 		f.Offset = &o

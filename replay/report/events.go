@@ -317,6 +317,9 @@ func (b *groupBuild) list(e *explain.Event, records string) int {
 	if e.Kind == explain.KindRebalanceEnd {
 		text = explain.SummaryText(e)
 	}
+	if e.Offsets != nil {
+		text += explain.CertaintyNote(e) // who wrote them, as far as the log tells
+	}
 	if e.Next != "" {
 		text += " Next: " + e.Next
 	}

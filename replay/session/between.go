@@ -27,7 +27,7 @@ func Between(ctx context.Context, src eventlog.Source, first, second []query.Pos
 			side *query.Side
 		}{{&first[i], &a}, {&second[i], &b}} {
 			if err := e.Run(ctx, src, at.pos.Until); err != nil {
-				return nil, nil, &ReplayError{err}
+				return nil, nil, &ReplayError{Err: err}
 			}
 			*at.side = append(*at.side, query.Capture([]query.PartitionState{{Partition: p, View: e.State()}})...)
 			passed(e, at.pos == &first[i])

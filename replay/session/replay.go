@@ -24,6 +24,11 @@ type Request struct {
 	At query.Point
 	// Options are the replay's: Kafka version, layout, strict or forensic.
 	Options replay.Options
+	// DetectVersion replays with the rules of the Kafka release the records show wrote the
+	// log (replay.DetectVersion over the selected partitions, up to
+	// replay.DefaultDetectRecords records) instead of Options.Version; Trace.Detected is told
+	// what was found. Replays from snapshots keep the snapshots' rules.
+	DetectVersion bool
 	// Observer, when set, makes an observer of each partition's replay.
 	Observer func(p int32) replay.Observer
 	// Sequential replays one partition after the other, so that observers that print as
@@ -98,7 +103,7 @@ func Resolve(ctx context.Context, src eventlog.Source, parts []int32, at query.P
 		}
 		var prob *eventlog.Problem
 		if errors.As(err, &prob) {
-			return nil, &ReplayError{err}
+			return nil, &ReplayError{Err: err}
 		}
 		return nil, err
 	}
@@ -111,6 +116,9 @@ func Resolve(ctx context.Context, src eventlog.Source, parts []int32, at query.P
 // mode a violation or damaged input stops it (*ReplayError); in forensic mode they are
 // recorded (Engine.Violations, Source.Report) and the replay carries on.
 func Replay(ctx context.Context, src *Source, req Request) (*Replayed, error) {
+	if !req.Options.Version.Valid() {
+		req.Options.Version = groupstate.DefaultKafkaVersion // as replay.New takes it
+	}
 	if req.FromSnapshot {
 		return recoverFromSnapshots(ctx, src, req)
 	}
@@ -123,27 +131,38 @@ func Replay(ctx context.Context, src *Source, req Request) (*Replayed, error) {
 		req.Trace.done(src)
 		return nil, err
 	}
+	if req.DetectVersion {
+		det, err := replay.DetectVersion(ctx, src, parts, replay.DefaultDetectRecords)
+		if err != nil {
+			req.Trace.done(src)
+			return nil, err
+		}
+		req.Options.Version = det.Version
+		req.Trace.detected(det)
+	}
 	r := &Replayed{Source: src, At: req.At, Options: req.Options}
 	if !req.Sequential {
 		res, err := replay.ReplayCuts(ctx, src, query.Cuts(pos, req.Observer), req.Options, 0)
 		req.Trace.done(src)
 		if err != nil {
-			return nil, &ReplayError{err}
+			return nil, &ReplayError{Err: err}
 		}
 		for i := range res {
 			r.Partitions = append(r.Partitions, Partition{Engine: res[i].Engine, Position: &pos[i]})
 		}
 		return r, nil
 	}
+	var engines []*replay.Engine
 	for i, p := range pos {
 		o := req.Options
 		if req.Observer != nil {
 			o.Observer = req.Observer(p.Partition)
 		}
 		e := replay.New(p.Partition, o)
+		engines = append(engines, e)
 		if err := e.Run(ctx, src, p.Until); err != nil {
 			req.Trace.done(src)
-			return nil, &ReplayError{fmt.Errorf("partition %d: %w", p.Partition, err)}
+			return nil, &ReplayError{Err: fmt.Errorf("partition %d: %w", p.Partition, err), Engines: engines}
 		}
 		r.Partitions = append(r.Partitions, Partition{Engine: e, Position: &pos[i]})
 	}
@@ -176,7 +195,7 @@ func recoverFromSnapshots(ctx context.Context, src *Source, req Request) (*Repla
 	for i, p := range pos {
 		rec, err := recovery.RecoverTo(ctx, src, store, p.Partition, recovery.Options{Options: req.Options, PauseGC: req.PauseGC}, p.Until)
 		if err != nil {
-			return nil, &ReplayError{err}
+			return nil, &ReplayError{Err: err}
 		}
 		req.Trace.restored(p.Partition, rec)
 		from := &Restored{Tail: rec.Engine.Stats().Records}
@@ -189,6 +208,28 @@ func recoverFromSnapshots(ctx context.Context, src *Source, req Request) (*Repla
 		r.Partitions = append(r.Partitions, Partition{Engine: rec.Engine, Position: &pos[i], Restored: from})
 	}
 	return r, nil
+}
+
+// UnknownRecordsWarning says how many records of types the replay's Kafka rules do not know
+// were skipped ("" for none): a newer release's records, read with older rules.
+func (r *Replayed) UnknownRecordsWarning() string {
+	return unknownRecords(r.Options.Version, r.engines())
+}
+
+func unknownRecords(v groupstate.KafkaVersion, engines []*replay.Engine) string {
+	res := make([]replay.Result, len(engines))
+	for i, e := range engines {
+		res[i].Engine = e
+	}
+	return replay.UnknownRecordsWarning(v, res)
+}
+
+func (r *Replayed) engines() []*replay.Engine {
+	out := make([]*replay.Engine, len(r.Partitions))
+	for i, p := range r.Partitions {
+		out[i] = p.Engine
+	}
+	return out
 }
 
 // Views returns the replayed partitions' states, in partition order.

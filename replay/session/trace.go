@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/coordlog/coordlog/replay"
 	"github.com/coordlog/coordlog/replay/query"
 	"github.com/coordlog/coordlog/replay/recovery"
 )
@@ -12,6 +13,9 @@ type Trace struct {
 	// Resolved is called once the point is placed in every selected partition, before
 	// anything is replayed.
 	Resolved func(at query.Point, positions []query.Position)
+	// Detected is told which Kafka release the records show wrote the log
+	// (Request.DetectVersion), before the replay.
+	Detected func(replay.VersionDetection)
 	// Restored is called for each partition restored from a snapshot (FromSnapshot, Restart),
 	// before the next one: rec.Snapshot is nil when no snapshot was usable and the whole log
 	// was replayed.
@@ -24,6 +28,12 @@ type Trace struct {
 func (t *Trace) resolved(at query.Point, pos []query.Position) {
 	if t != nil && t.Resolved != nil {
 		t.Resolved(at, pos)
+	}
+}
+
+func (t *Trace) detected(d replay.VersionDetection) {
+	if t != nil && t.Detected != nil {
+		t.Detected(d)
 	}
 }
 

@@ -18,9 +18,9 @@ import (
 
 type checkFlags struct {
 	replayFlags
-	thresholds    thresholdFlags
-	format        string
-	numPartitions int32
+	thresholds          thresholdFlags
+	format, minSeverity string
+	numPartitions       int32
 }
 
 func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -49,6 +49,11 @@ offset, time and group, and what to look at next:
   - committed offsets whose group no longer exists;
   - groups whose records sit in the wrong __consumer_offsets partition (Java's
     String.hashCode mapping; needs --num-partitions unless the input is a whole log directory).
+Each finding has a severity (high: offsets consumers feel, a wrong log; medium: members fenced,
+slow rebalances, long transactions; low: what repeats without harm, such as many short-lived
+members of one client fenced, told once with the count) and says how sure its cause is: proved
+by the log (by which records), likely (and why), or one of several (each with what would settle
+it). Findings come by severity, then position; --min-severity leaves out the lower ones.
 --format json prints the findings as JSON (docs/json/check.schema.json).
 The exit status is 1 when anything is found, 0 otherwise.`,
 		Args: argsError(1, "one input: a __consumer_offsets-N directory, a log directory or a coordlog database"),
@@ -59,6 +64,7 @@ The exit status is 1 when anything is found, 0 otherwise.`,
 	f.replayFlags.register(cmd)
 	cmd.Flags().Int32Var(&f.numPartitions, "num-partitions", 0, "the topic's partition count, for the partition-placement check (default: inferred from a log directory with every partition)")
 	cmd.Flags().StringVar(&f.format, "format", "text", "text or json")
+	cmd.Flags().StringVar(&f.minSeverity, "min-severity", "low", "only findings of this severity or higher: high, medium or low")
 	f.thresholds.register(cmd)
 	return cmd
 }
@@ -69,6 +75,10 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 	}
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format must be text or json, not %q", f.format)}
+	}
+	minSev, err := audit.ParseSeverity(f.minSeverity)
+	if err != nil {
+		return usageError{fmt.Errorf("--min-severity: %w", err)}
 	}
 	eo, err := f.thresholds.options()
 	if err != nil {
@@ -93,7 +103,7 @@ func runCheck(cmd *cobra.Command, path string, f *checkFlags, stdout, stderr io.
 		sum.Records += p.Engine.Stats().Records
 		sum.Partitions = append(sum.Partitions, p.Engine.Partition())
 	}
-	findings := a.Finish(engines, r.Source.Report, sum.NumPartitions)
+	findings := audit.FilterSeverity(a.Finish(engines, r.Source.Report, sum.NumPartitions), minSev)
 	for i := range findings {
 		findings[i].Next = strings.ReplaceAll(findings[i].Next, "INPUT", path)
 	}
@@ -141,7 +151,8 @@ func writeCheckText(out io.Writer, sum jsondoc.CheckSummary, findings []audit.Fi
 }
 
 // writeFinding writes one finding: a head line with the position (as timeline prints it),
-// the time, the group and the kind; then the detail and what to look at next, indented.
+// the time, the group, the kind, the severity and certainty (and the count); then the
+// detail, the notes and what to look at next, indented.
 func writeFinding(out io.Writer, fd audit.Finding, width int) {
 	head := fmt.Sprintf("p%d:%d", fd.Partition, fd.Offset)
 	if fd.Offset < 0 {
@@ -153,9 +164,15 @@ func writeFinding(out io.Writer, fd audit.Finding, width int) {
 	if fd.Group != "" {
 		head += " " + fd.Group
 	}
-	head += ": " + fd.Kind
+	head += ": " + fd.Kind + " [" + string(fd.Severity) + ", " + fd.CertaintyText() + "]"
+	if fd.Count > 1 {
+		head += fmt.Sprintf(" x%d", fd.Count)
+	}
 	termtext.WriteWrapped(out, "", head, width)
 	termtext.WriteWrapped(out, "    ", fd.Detail, width)
+	for _, n := range fd.Notes() {
+		termtext.WriteWrapped(out, "    ", n, width)
+	}
 	if fd.Next != "" {
 		termtext.WriteWrapped(out, "    ", "next: "+fd.Next, width)
 	}

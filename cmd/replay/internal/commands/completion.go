@@ -59,6 +59,7 @@ func registerCompletions(root *cobra.Command) {
 		complete("layout", fixed("4.1+", "4.0", "3.9", "streams-preview"))
 		complete("state", fixed(query.ValidStates...))
 		complete("progress", fixed("auto", "bar", "lines", "none"))
+		complete("min-severity", fixed("high", "medium", "low"))
 		complete("protocol", fixed("streams", "consumer"))
 		if c.Name() == "decode" {
 			complete("type", fixed(recordTypes...))

@@ -208,13 +208,11 @@ func diffSide(cmd *cobra.Command, path string, f *diffFlags, at query.Point, opt
 		return nil, jsondoc.DiffSide{}, err
 	}
 	defer src.Close()
-	r, err := session.Replay(cmd.Context(), src, session.Request{Partitions: f.partitions, At: at, Options: opts, Trace: trace(stderr)})
+	r, err := session.Replay(cmd.Context(), src, session.Request{Partitions: f.partitions, At: at, Options: opts, DetectVersion: f.detect(opts), Trace: trace(stderr)})
 	if err != nil {
-		return nil, jsondoc.DiffSide{}, commandLine(err)
+		return nil, jsondoc.DiffSide{}, replayFailed(err, stderr)
 	}
-	for _, p := range r.Partitions {
-		printViolations(stderr, p.Engine)
-	}
+	replayDone(r, true, stderr)
 	d := jsondoc.DiffSide{Source: src.Name, Partitions: jsondoc.Partitions(r)}
 	d.AtOffset, d.AtTime = jsondoc.Point(at)
 	return query.Capture(r.States(nil)), d, nil

@@ -101,7 +101,7 @@ func (f *replayFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.Int32SliceVar(&f.partitions, "partition", nil, "only these __consumer_offsets partitions (repeatable)")
 	f.pointFlags.register(cmd)
-	fl.StringVar(&f.kafkaVersion, "kafka-version", groupstate.DefaultKafkaVersion.String(), "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4")
+	fl.StringVar(&f.kafkaVersion, "kafka-version", "detect", "replay rules of this Kafka version: 4.0, 4.1, 4.2, 4.3 or 4.4 (detect: the release the records show wrote the log, said on stderr)")
 	fl.BoolVar(&f.forensic, "forensic", false, "record violations and damaged input and continue, instead of stopping at the first")
 	fl.StringVar(&f.layout, "layout", "", "record layout of ids that changed between releases (4.1+, 4.0, 3.9, streams-preview); default: the one of --kafka-version")
 }
@@ -114,9 +114,12 @@ func (f *replayFlags) registerFromSnapshot(cmd *cobra.Command) {
 }
 
 func (f *replayFlags) options() (replay.Options, error) {
-	v, err := groupstate.ParseKafkaVersion(f.kafkaVersion)
-	if err != nil {
-		return replay.Options{}, usageError{err}
+	v := groupstate.DefaultKafkaVersion // detect: the replay detects it from the records (detect)
+	if f.kafkaVersion != "detect" {
+		var err error
+		if v, err = groupstate.ParseKafkaVersion(f.kafkaVersion); err != nil {
+			return replay.Options{}, usageError{err}
+		}
 	}
 	rf, err := readingFlags(f.cmd)
 	if err != nil {
@@ -131,6 +134,12 @@ func (f *replayFlags) options() (replay.Options, error) {
 		opts.Layout = &l
 	}
 	return opts, nil
+}
+
+// detect reports whether the replay detects the Kafka release that wrote the log from its
+// records (--kafka-version detect, without --layout).
+func (f *replayFlags) detect(opts replay.Options) bool {
+	return f.kafkaVersion == "detect" && opts.Layout == nil
 }
 
 // pointFlags name a point in history: --at-offset (one offset, or partition:offset pairs) or
@@ -268,8 +277,8 @@ func (f *thresholdFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.slowRebalance, "slow-rebalance", "1m", "mark rebalances that take longer than this to converge")
 	fl.StringVar(&f.longTxn, "long-transaction", "1m", "mark transactions open longer than this")
-	fl.StringVar(&f.retention, "offsets-retention", "7d", "the brokers' offsets.retention.minutes, to tell expired offsets from deleted ones")
-	fl.StringVar(&f.session, "session-timeout", "45s", "the session timeout of consumer, share and streams groups (group.consumer.session.timeout.ms or the group's config), to tell a fenced member from one that left; classic members' records carry their own")
+	fl.StringVar(&f.retention, "offsets-retention", "infer", "the brokers' offsets.retention.minutes, to tell expired offsets from deleted ones (infer: bound it from the log)")
+	fl.StringVar(&f.session, "session-timeout", "", "the shortest session timeout of the brokers' consumer, share and streams groups (group.consumer.min.session.timeout.ms or a group's config), to tell a fenced member from one that left (default: Kafka's 45 s, assumed); classic members' records carry their own")
 }
 
 // options parses the threshold flags.
@@ -280,6 +289,9 @@ func (f *thresholdFlags) options() (explain.Options, error) {
 		to      *int64
 	}{{"--slow-rebalance", f.slowRebalance, &o.SlowRebalanceMs}, {"--long-transaction", f.longTxn, &o.LongTransactionMs},
 		{"--offsets-retention", f.retention, &o.OffsetsRetentionMs}, {"--session-timeout", f.session, &o.SessionTimeoutMs}} {
+		if (x.flag == "--offsets-retention" && x.v == "infer") || (x.flag == "--session-timeout" && x.v == "") {
+			continue // 0: inferred from the log, or Kafka's default assumed
+		}
 		d, err := query.ParseSpan(x.v)
 		if err != nil {
 			return o, usageError{fmt.Errorf("%s: %w", x.flag, err)}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -49,6 +50,7 @@ func trace(stderr io.Writer) *session.Trace {
 				}
 			}
 		},
+		Detected: func(det replay.VersionDetection) { fmt.Fprintln(stderr, det.Note()) },
 		Restored: func(p int32, rec *recovery.Recovery) {
 			for _, m := range rec.Messages() {
 				fmt.Fprintf(stderr, "partition %d: %s\n", p, m)
@@ -99,7 +101,7 @@ func replayInput(cmd *cobra.Command, f *replayFlags, rr replayRequest, stderr io
 	if err != nil {
 		return nil, err
 	}
-	req := session.Request{Partitions: f.partitions, Options: opts, Observer: rr.observer, Sequential: rr.sequential, Trace: trace(stderr)}
+	req := session.Request{Partitions: f.partitions, Options: opts, DetectVersion: f.detect(opts), Observer: rr.observer, Sequential: rr.sequential, Trace: trace(stderr)}
 	var src *session.Source
 	switch {
 	case rr.live != nil && rr.live.set():
@@ -119,7 +121,7 @@ func replayInput(cmd *cobra.Command, f *replayFlags, rr replayRequest, stderr io
 		if !input.IsDatabase(rr.path) {
 			return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", rr.path)}
 		}
-		req.FromSnapshot, req.PauseGC = true, true
+		req.FromSnapshot, req.PauseGC, req.DetectVersion = true, true, false // the snapshots' rules
 		if src, err = openInput(cmd, rr.path, opts.Mode); err == nil {
 			if req.At, err = f.point(); err != nil {
 				src.Close()
@@ -138,12 +140,33 @@ func replayInput(cmd *cobra.Command, f *replayFlags, rr replayRequest, stderr io
 	r, err := session.Replay(cmd.Context(), src, req)
 	if err != nil {
 		src.Close()
-		return nil, commandLine(err)
+		return nil, replayFailed(err, stderr)
 	}
+	replayDone(r, !req.FromSnapshot, stderr)
+	return r, nil
+}
+
+// replayDone prints, whatever --quiet says, the violations forensic mode recorded, then (a
+// replay from the start of the log) how many records the rules did not know.
+func replayDone(r *session.Replayed, unknown bool, stderr io.Writer) {
 	for _, p := range r.Partitions {
 		printViolations(stderr, p.Engine)
 	}
-	return r, nil
+	if w := r.UnknownRecordsWarning(); w != "" && unknown {
+		fmt.Fprintln(stderr, w)
+	}
+}
+
+// replayFailed says a replay's error as the command line caused it, after the records the
+// rules did not know in what was replayed before it stopped.
+func replayFailed(err error, stderr io.Writer) error {
+	var stopped *session.ReplayError
+	if errors.As(err, &stopped) && len(stopped.Engines) > 0 {
+		if w := stopped.UnknownRecordsWarning(stopped.Engines[0].Options().Version); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
+	}
+	return commandLine(err)
 }
 
 // positionsOn resolves the flags' point on an opened source over the selected partitions
