@@ -27,7 +27,8 @@ type Request struct {
 	// DetectVersion replays with the rules of the Kafka release the records show wrote the
 	// log (replay.DetectVersion over the selected partitions, up to
 	// replay.DefaultDetectRecords records) instead of Options.Version; Trace.Detected is told
-	// what was found. Replays from snapshots keep the snapshots' rules.
+	// what was found. A replay from snapshots does not detect: it restores with
+	// Options.Version's rules.
 	DetectVersion bool
 	// Observer, when set, makes an observer of each partition's replay.
 	Observer func(p int32) replay.Observer

@@ -121,7 +121,8 @@ func replayInput(cmd *cobra.Command, f *replayFlags, rr replayRequest, stderr io
 		if !input.IsDatabase(rr.path) {
 			return nil, usageError{fmt.Errorf("--from-snapshot needs a coordlog database; %s holds Kafka segments", rr.path)}
 		}
-		req.FromSnapshot, req.PauseGC, req.DetectVersion = true, true, false // the snapshots' rules
+		// No detection: a restore keeps to --kafka-version's rules (the default's with detect).
+		req.FromSnapshot, req.PauseGC, req.DetectVersion = true, true, false
 		if src, err = openInput(cmd, rr.path, opts.Mode); err == nil {
 			if req.At, err = f.point(); err != nil {
 				src.Close()
