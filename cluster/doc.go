@@ -1,9 +1,18 @@
-// Package cluster is what coordlog asks of, and does to, a live Kafka cluster beyond reading
-// __consumer_offsets (eventlog/live reads that): a group's live state and members, its
-// committed offsets, the log start and end offsets of its topics (lag), and restoring a
-// group's committed offsets to those of a point in the log's history. It speaks through
-// franz-go's admin client (kadm); StreamsGroupDescribe, which franz-go does not route, is sent
-// to the group's coordinator.
+// Package cluster is how coordlog connects to a live Kafka cluster, and what it asks of and
+// does to it beyond reading __consumer_offsets (eventlog/live reads that): a group's live
+// state and members, its committed offsets, the log start and end offsets of its topics (lag),
+// and restoring a group's committed offsets to those of a point in the log's history. It
+// speaks through franz-go's admin client (kadm); StreamsGroupDescribe, which franz-go does not
+// route, is sent to the group's coordinator.
+//
+// # Connecting
+//
+// Config holds the bootstrap brokers, TLS (CA file, client certificate and key, or skipping
+// verification) and SASL (plain, scram-sha-256, scram-sha-512). ClientOptions checks it and
+// reads the TLS files before anything connects; what is wrong is a *ConfigError naming the
+// settings at fault, which a caller renders with its own names for them (Render: replay's
+// flags). Every reader of a cluster connects with the same options: eventlog/live's source
+// and the Client (Connect).
 //
 // # Restore
 //

@@ -77,12 +77,15 @@ func TestPlanRefusals(t *testing.T) {
 	require.Contains(t, p.Refusals[0], "no committed offset at the restore point")
 }
 
-func TestLag(t *testing.T) {
-	rows := Lag([]groupstate.CommittedOffset{off("t", 0, 5, ""), off("t", 1, 12, ""), off("t", 9, 1, ""), off("x", 0, 1, "")},
-		logs(map[TopicPartition]LogOffsets{{"t", 0}: {End: 10}, {"t", 1}: {End: 10}}, "x"))
-	require.Equal(t, int64(5), *rows[0].Lag)
-	require.Equal(t, int64(0), *rows[1].Lag, "a committed offset past the end (a truncated log) lags 0, as Kafka prints it")
-	require.Nil(t, rows[2].Lag)
-	require.Equal(t, "partition not on the cluster", rows[2].Missing)
-	require.Contains(t, rows[3].Missing, "topic not on the cluster")
+// TestLogEnd: a partition's log end offset, or why the cluster has none (replay/query.Lag
+// joins committed offsets with them).
+func TestLogEnd(t *testing.T) {
+	l := logs(map[TopicPartition]LogOffsets{{"t", 0}: {End: 10}, {"t", 1}: {End: 10}}, "x")
+	end, missing := l.LogEnd("t", 0)
+	require.Equal(t, int64(10), end)
+	require.Empty(t, missing)
+	_, missing = l.LogEnd("t", 9)
+	require.Equal(t, "partition not on the cluster", missing)
+	_, missing = l.LogEnd("x", 0)
+	require.Contains(t, missing, "topic not on the cluster")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/internal/wallclock"
+	"github.com/coordlog/coordlog/replay/session"
 
 	"github.com/coordlog/coordlog/eventlog/pebblelog"
 )
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 // holdWriter takes dir's writer lock and opens it for writing, as import does, says "ready"
 // and holds the database until stdin closes.
 func holdWriter(dir string) int {
-	held, err := lockDatabase(dir, "replay import")
+	held, err := session.LockDatabase(dir, "replay import")
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/coordlog/coordlog/internal/testcorpus"
+	"github.com/coordlog/coordlog/replay/jsondoc"
 )
 
 // TestTimelineStories: the timeline tells, in words an operator reads, the stories of the
@@ -145,7 +146,7 @@ func TestTimelineAndCheckJSONMatchSchemas(t *testing.T) {
 		dir := filepath.Join(recordings, sc, "__consumer_offsets-0")
 		out, _, code := runCLI(t, "groups", dir, "--format", "json", "--include-deleted")
 		require.Equal(t, 0, code)
-		var doc groupsDoc
+		var doc jsondoc.Groups
 		require.NoError(t, json.Unmarshal([]byte(out), &doc))
 		for _, g := range doc.Groups {
 			timeline(dir, g.GroupID, "--session-timeout", "3s")

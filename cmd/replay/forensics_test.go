@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/coordlog/coordlog/replay/jsondoc"
 	"github.com/coordlog/coordlog/replay/query"
 )
 
@@ -101,7 +102,7 @@ func TestGroupsCLIAgreesWithKafkaListGroups(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw, &admin))
 			out, stderr, code := runCLI(t, "groups", filepath.Join(recordings, sc, "__consumer_offsets-0"), "--format", "json")
 			require.Equal(t, 0, code, stderr)
-			var doc groupsDoc
+			var doc jsondoc.Groups
 			require.NoError(t, json.Unmarshal([]byte(out), &doc))
 			require.Equal(t, 1, doc.SchemaVersion)
 			var kafka, ours []string

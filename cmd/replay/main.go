@@ -1,17 +1,28 @@
 // Command replay reads __consumer_offsets logs (Kafka segment directories or coordlog's Pebble
 // log), prints and imports them, and rebuilds group coordinator state by replay.
 //
-// main only parses the process arguments; run holds the behaviour so that tests drive it.
+// main only sets up the process (interrupts, the wall clock, a CPU profile) and exits with
+// the code of run, which the tests drive; the commands are package commands', over the libraries.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 
+	"github.com/coordlog/coordlog/cmd/replay/internal/commands"
 	"github.com/coordlog/coordlog/internal/wallclock"
+)
+
+// The exit codes (package commands').
+const (
+	exitOK       = commands.ExitOK
+	exitFailure  = commands.ExitFailure
+	exitUsage    = commands.ExitUsage
+	exitFindings = commands.ExitFindings
 )
 
 func main() {
@@ -29,6 +40,11 @@ func main() {
 	os.Exit(code)
 }
 
+// run executes the replay CLI with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return commands.Execute(ctx, args, stdout, stderr)
+}
+
 // configureClock sets the commands' wall clock from COORDLOG_NOW (internal/wallclock): snapshot
 // creation times and the instant relative times count back from. A value that does not parse
 // is a usage error.
@@ -37,7 +53,7 @@ func configureClock() error {
 	if err != nil {
 		return err
 	}
-	now = clock
+	commands.Now = clock
 	return nil
 }
 

@@ -13,7 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/coordlog/coordlog/eventlog"
+	"github.com/coordlog/coordlog/eventlog/segment"
 	"github.com/coordlog/coordlog/internal/hostile"
+	"github.com/coordlog/coordlog/recordcodec"
 )
 
 // memoryChildEnv carries the arguments of a replay run to TestMemoryChild, so that the run's
@@ -83,5 +86,67 @@ func TestRecordCountBombMemory(t *testing.T) {
 			require.Less(t, stderr.Len(), 64<<10, "stderr: %.2000s", stderr.String())
 			require.Contains(t, stderr.String(), c.stderrHas)
 		})
+	}
+}
+
+// commitLog writes a partition directory of groups x partitions offset commits (topic "t",
+// one batch per group), each key once: a log whose describe document is much larger than its
+// state.
+func commitLog(t *testing.T, dir string, groups, partitions int) {
+	t.Helper()
+	w, err := segment.NewWriter(dir, segment.WriterOptions{})
+	require.NoError(t, err)
+	off := int64(0)
+	for g := range groups {
+		b := &eventlog.Batch{BaseOffset: off, Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000}
+		for p := range partitions {
+			v := recordcodec.NewOffsetCommitValue()
+			v.Offset, v.Metadata, v.CommitTimestamp = int64(p)*1000, "consumer metadata", 1000
+			k, val, err := recordcodec.Encode(recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit, Group: fmt.Sprintf("group-%04d", g), Topic: "t", Partition: int32(p)}, Value: v})
+			require.NoError(t, err)
+			b.Records = append(b.Records, eventlog.Record{Offset: off, Timestamp: 1000, Key: k, Value: val})
+			off++
+		}
+		b.LastOffset, b.NumRecords = off-1, int32(partitions)
+		_, err := w.Write(b)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+}
+
+// childPeak runs the CLI with args in a child process (TestMemoryChild, stdout discarded)
+// from dir and returns its peak RSS.
+func childPeak(t *testing.T, dir string, args ...string) int64 {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestMemoryChild$")
+	child.Dir = dir
+	child.Env = append(os.Environ(), memoryChildEnv+"="+strings.Join(args, "\n"))
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	require.NoError(t, child.Run(), "stderr: %.2000s", stderr.String())
+	return child.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+}
+
+// TestJSONDocumentsStream: describe --format json and offsets --format json of a log of
+// 400,000 committed offsets write documents of about 150 MB each without holding them: each
+// group is converted, with its offsets, only when it is written (replay/jsondoc's Seq and
+// Encoder). Their peak RSS stays within 160 MiB of the replay's own (groups, whose output is
+// a line per group): 50 and 80 MiB more when this test was written (offsets also marks every
+// committed offset by the commit that wrote it), where holding the describe document
+// (encoding/json's MarshalIndent of the same types) took 550 MiB more.
+func TestJSONDocumentsStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a log of 400,000 offset commits and runs the CLI on it in child processes")
+	}
+	dir := t.TempDir()
+	commitLog(t, filepath.Join(dir, "__consumer_offsets-0"), 500, 800)
+	replayed := childPeak(t, dir, "groups", "__consumer_offsets-0")
+	for _, args := range [][]string{
+		{"describe", "__consumer_offsets-0", "--format", "json"},
+		{"offsets", "__consumer_offsets-0", "--format", "json"},
+	} {
+		peak := childPeak(t, dir, args...)
+		t.Logf("%s: peak RSS %d MiB; the replay alone %d MiB", strings.Join(args, " "), peak>>20, replayed>>20)
+		require.Less(t, peak-replayed, int64(160<<20), "%s holds more than it streams", strings.Join(args, " "))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,13 +255,15 @@ func TestSwapAcrossFileSystemsRefused(t *testing.T) {
 // TestLogDirectoryCrashRecovered: an in-place run over a log directory crashes during the
 // swap of its first partition (after the marker; with the two-rename fallback also while the
 // partition directory is moved aside). The re-run locks every partition (the missing one
-// too), completes the swap and compacts the rest.
+// too), completes the swap and compacts the rest; also in a log directory whose name a glob
+// pattern would misread (the markers are found in its listing).
 func TestLogDirectoryCrashRecovered(t *testing.T) {
-	for _, crashAt := range []string{"marker", "aside"} {
-		t.Run(crashAt, func(t *testing.T) {
+	for _, c := range []struct{ crashAt, dir string }{{"marker", "logs"}, {"aside", "logs"}, {"aside", "logs[1]"}} {
+		crashAt := c.crashAt
+		t.Run(crashAt+" "+c.dir, func(t *testing.T) {
 			useFallback = crashAt == "aside"
 			defer func() { useFallback, crashHook = false, nil }()
-			logs := filepath.Join(t.TempDir(), "logs")
+			logs := filepath.Join(t.TempDir(), c.dir)
 			for _, p := range []string{"__consumer_offsets-0", "__consumer_offsets-1"} {
 				smallLog(t, filepath.Join(logs, p))
 			}
@@ -284,10 +287,16 @@ func TestLogDirectoryCrashRecovered(t *testing.T) {
 			for _, p := range []string{"__consumer_offsets-0", "__consumer_offsets-1"} {
 				assert.Equal(t, []int64{3, 4, 5}, offsetsIn(t, filepath.Join(logs, p)), p)
 			}
-			left, _ := filepath.Glob(filepath.Join(logs, "*.*"))
-			assert.Empty(t, left)
-			left, _ = filepath.Glob(logs + ".*")
-			assert.Empty(t, left)
+			ents, err := os.ReadDir(logs)
+			require.NoError(t, err)
+			for _, e := range ents {
+				assert.NotContains(t, e.Name(), ".", "left in the log directory")
+			}
+			ents, err = os.ReadDir(filepath.Dir(logs))
+			require.NoError(t, err)
+			for _, e := range ents {
+				assert.False(t, strings.HasPrefix(e.Name(), c.dir+"."), "left beside the log directory: %s", e.Name())
+			}
 		})
 	}
 }

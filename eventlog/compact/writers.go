@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/coordlog/coordlog/eventlog/input"
 	"github.com/coordlog/coordlog/eventlog/lock"
@@ -86,7 +87,11 @@ func (j *Job) start() (*jobRun, error) {
 			return r, err
 		}
 	}
-	for _, name := range partitionDirs(r.input) {
+	names, err := partitionDirs(r.input)
+	if err != nil {
+		return r, err
+	}
+	for _, name := range names {
 		if err := take(lock.Beside(filepath.Join(j.Input, name), cmd)); err != nil {
 			return r, err
 		}
@@ -131,8 +136,12 @@ func (r *jobRun) beforeSwap(staged string) error {
 
 // partitionDirs lists the __consumer_offsets-N directories (or links to them) in dir, and
 // those an interrupted swap left without a directory (only their marker is there).
-func partitionDirs(dir string) []string {
-	ents, _ := os.ReadDir(dir)
+// A dir that is not there (a database a crashed fallback swap moved aside) has none.
+func partitionDirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list the partitions of %s: %w", dir, err)
+	}
 	var out []string
 	for _, e := range ents {
 		name, marker := strings.CutSuffix(e.Name(), markerSuffix)
@@ -144,14 +153,19 @@ func partitionDirs(dir string) []string {
 			out = append(out, name)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // recoverSwaps completes interrupted swaps of the input (the database or partition directory
 // itself, or each partition directory of a log directory, where it really is).
 func (r *jobRun) recoverSwaps() (bool, error) {
 	targets := []string{r.input}
-	ents, _ := os.ReadDir(r.input)
+	// An input that is not there (a database a crashed fallback swap moved aside) holds
+	// nothing to list: its own marker, beside it, names it.
+	ents, err := os.ReadDir(r.input)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("look for interrupted swaps in %s: %w", r.input, err)
+	}
 	for _, e := range ents {
 		if offsetsDirRE.MatchString(e.Name()) {
 			t, err := lock.Resolve(filepath.Join(r.input, e.Name()))
@@ -160,12 +174,12 @@ func (r *jobRun) recoverSwaps() (bool, error) {
 			}
 			targets = append(targets, t)
 		}
-	}
-	// A partition directory moved aside by the fallback swap has no entry left: look for
-	// markers too.
-	marks, _ := filepath.Glob(filepath.Join(r.input, "*"+markerSuffix))
-	for _, m := range marks {
-		targets = append(targets, strings.TrimSuffix(m, markerSuffix))
+		// A partition directory moved aside by the fallback swap has no entry left: its
+		// marker names it. (Read from the listing, not globbed: the input's path may hold
+		// characters a pattern would take for its own.)
+		if name, ok := strings.CutSuffix(e.Name(), markerSuffix); ok {
+			targets = append(targets, filepath.Join(r.input, name))
+		}
 	}
 	sort.Strings(targets)
 	any := false
@@ -239,7 +253,10 @@ func interrupted(path string) error {
 	if err != nil {
 		return err
 	}
-	marks, _ := filepath.Glob(filepath.Join(real, "*"+markerSuffix))
+	marks, err := markersIn(real)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(MarkerPath(real)); err == nil {
 		marks = append([]string{MarkerPath(real)}, marks...)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -249,4 +266,21 @@ func interrupted(path string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: an in-place compaction was interrupted (%s remains): run `compact %s --in-place` to finish it first", path, marks[0], path)
+}
+
+// markersIn lists the swap markers inside dir (none when dir is not there or not a
+// directory). They are read from its listing, not globbed: a path may hold characters that a
+// pattern takes for its own.
+func markersIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("look for interrupted compactions in %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), markerSuffix) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
 }

@@ -14,6 +14,14 @@
 // "Error at offset O, skipping. <coordlog's message>" (Kafka prints Java's exception text), and
 // records inside a compressed legacy (magic 0/1) wrapper show the wrapper's CRC, which is all
 // eventlog keeps of them.
+//
+// # Selecting records
+//
+// Dump prints one partition through a Printer, a chunk of records at a time, as a Filter
+// selects them: an offset range, and within it the records of one group (with the
+// transaction markers of the producers that wrote them) or of some record types (control for
+// the markers), each under its batch's header. GroupsSeen collects the groups the records
+// name, for the close matches of a group that matched nothing (replay decode --group).
 package dumplog
 
 import (

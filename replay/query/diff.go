@@ -180,6 +180,29 @@ func groupsOf(s Side, only string) map[string]*sideGroup {
 	return out
 }
 
+// FindGroupInSides returns an *UnknownGroupError (with the close names) when no side has group:
+// neither as a group nor by committed offsets.
+func FindGroupInSides(group string, sides ...Side) error {
+	var candidates []string
+	for _, s := range sides {
+		for _, ps := range s {
+			for _, g := range ps.Dump.Groups {
+				if g.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, g.GroupID)
+			}
+			for _, o := range ps.Dump.Offsets {
+				if o.GroupID == group {
+					return nil
+				}
+				candidates = append(candidates, o.GroupID)
+			}
+		}
+	}
+	return &UnknownGroupError{Group: group, Where: "in the input at either point", Suggests: Suggest(group, candidates, 5)}
+}
+
 // field is one named value of a group or member, compared as text.
 type field struct {
 	name, value string
@@ -191,7 +214,8 @@ type groupShape struct {
 	typ, state string
 	fields     []field
 	members    map[string]*memberShape
-	order      []string // member ids, sorted
+	order      []string                   // member ids, sorted
+	names      map[groupstate.Uuid]string // topic names, where the log gives them
 }
 
 type memberShape struct {
@@ -200,136 +224,155 @@ type memberShape struct {
 }
 
 func shape(g *groupstate.Group, names map[groupstate.Uuid]string) groupShape {
-	sh := groupShape{typ: string(g.Type), state: g.State, members: map[string]*memberShape{}}
-	add := func(name, value, kind string) {
-		sh.fields = append(sh.fields, field{name: name, value: value, kind: kind})
-	}
-	vol := func(name, value string) {
-		sh.fields = append(sh.fields, field{name: name, value: value, kind: GroupChanged, volatile: true})
-	}
-	member := func(id, summary string) *memberShape {
-		m := &memberShape{summary: summary}
-		sh.members[id] = m
-		sh.order = append(sh.order, id)
-		return m
-	}
-	tps := func(ps []groupstate.TopicPartitions) string {
-		return topicPartitionsLabel(len(ps), func(i int) (string, []int32) { return topicName(ps[i].TopicID, names), ps[i].Partitions })
-	}
-	tpsE := func(ps []groupstate.TopicPartitionsWithEpochs) string {
-		return topicPartitionsLabel(len(ps), func(i int) (string, []int32) { return topicName(ps[i].TopicID, names), ps[i].Partitions })
-	}
+	sh := groupShape{typ: string(g.Type), state: g.State, members: map[string]*memberShape{}, names: names}
 	switch {
 	case g.Classic != nil:
-		c := g.Classic
-		add("protocol type", c.ProtocolType, GroupChanged)
-		add("protocol", strOr(c.Protocol), GroupChanged)
-		add("generation", itoa(c.Generation), GroupEpochChanged)
-		add("leader", strOr(c.Leader), GroupChanged)
-		vol("current state timestamp", FormatMillis(c.CurrentStateTimestamp))
-		for _, m := range c.Members {
-			ms := member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, m.GroupInstanceID))
-			ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
-			ms.add("session timeout", itoa(m.SessionTimeoutMs), MemberChanged)
-			if m.ProtocolDecoded {
-				ms.add("subscription", strings.Join(m.SubscribedTopics, ","), MemberChanged)
-				ms.add("assignment", topicPartitionsLabel(len(m.AssignedPartitions), func(i int) (string, []int32) {
-					return m.AssignedPartitions[i].Topic, m.AssignedPartitions[i].Partitions
-				}), MemberAssignment)
-			} else {
-				ms.add("subscription bytes", fmt.Sprintf("%x", m.Subscription), MemberChanged)
-				ms.add("assignment bytes", fmt.Sprintf("%x", m.Assignment), MemberAssignment)
-			}
-		}
+		sh.classic(g.Classic)
 	case g.Consumer != nil:
-		c := g.Consumer
-		add("group epoch", itoa(c.GroupEpoch), GroupEpochChanged)
-		add("assignment epoch", itoa(c.AssignmentEpoch), GroupEpochChanged)
-		vol("metadata hash", strconv.FormatInt(c.MetadataHash, 10))
-		vol("assignment timestamp", FormatMillis(c.AssignmentTimestamp))
-		for _, re := range c.ResolvedRegularExpressions {
-			add("regex "+re.Regex, strings.Join(re.Topics, ","), GroupChanged)
-		}
-		target := map[string][]groupstate.TopicPartitions{}
-		for _, t := range c.TargetAssignment {
-			target[t.MemberID] = t.Partitions
-		}
-		for _, m := range c.Members {
-			ms := member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, m.InstanceID))
-			ms.add("member epoch", itoa(m.MemberEpoch), MemberEpoch)
-			ms.add("state", m.StateName, MemberChanged)
-			ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
-			sub := strings.Join(m.SubscribedTopicNames, ",")
-			if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
-				sub += " regex " + *m.SubscribedTopicRegex
-			}
-			ms.add("subscription", sub, MemberChanged)
-			ms.add("assignment", tpsE(m.AssignedPartitions), MemberAssignment)
-			ms.add("pending revocation", tpsE(m.PartitionsPendingRevocation), MemberAssignment)
-			ms.add("target assignment", tps(target[m.MemberID]), MemberAssignment)
-		}
+		sh.consumer(g.Consumer)
 	case g.Share != nil:
-		s := g.Share
-		add("group epoch", itoa(s.GroupEpoch), GroupEpochChanged)
-		add("assignment epoch", itoa(s.AssignmentEpoch), GroupEpochChanged)
-		vol("metadata hash", strconv.FormatInt(s.MetadataHash, 10))
-		vol("assignment timestamp", FormatMillis(s.AssignmentTimestamp))
-		target := map[string][]groupstate.TopicPartitions{}
-		for _, t := range s.TargetAssignment {
-			target[t.MemberID] = t.Partitions
-		}
-		for _, m := range s.Members {
-			ms := member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, nil))
-			ms.add("member epoch", itoa(m.MemberEpoch), MemberEpoch)
-			ms.add("state", m.StateName, MemberChanged)
-			ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
-			ms.add("subscription", strings.Join(m.SubscribedTopicNames, ","), MemberChanged)
-			ms.add("assignment", tps(m.AssignedPartitions), MemberAssignment)
-			ms.add("target assignment", tps(target[m.MemberID]), MemberAssignment)
-		}
+		sh.share(g.Share)
 	case g.Streams != nil:
-		s := g.Streams
-		add("group epoch", itoa(s.GroupEpoch), GroupEpochChanged)
-		add("assignment epoch", itoa(s.AssignmentEpoch), GroupEpochChanged)
-		add("validated topology epoch", itoa(s.ValidatedTopologyEpoch), GroupEpochChanged)
-		vol("metadata hash", strconv.FormatInt(s.MetadataHash, 10))
-		vol("assignment timestamp", FormatMillis(s.AssignmentTimestamp))
-		topo := "none"
-		if s.Topology != nil {
-			b, _ := json.Marshal(s.Topology.Subtopologies)
-			topo = fmt.Sprintf("epoch %d, %d subtopologies (%s)", s.Topology.Epoch, len(s.Topology.Subtopologies), shortHash(b))
-		}
-		add("topology", topo, GroupChanged)
-		target := map[string]groupstate.StreamsMemberTarget{}
-		for _, t := range s.TargetAssignment {
-			target[t.MemberID] = t
-		}
-		for _, m := range s.Members {
-			client, host := "", ""
-			var inst *string
-			if m.Metadata != nil {
-				client, host, inst = m.Metadata.ClientID, m.Metadata.ClientHost, m.Metadata.InstanceID
-			}
-			ms := member(m.MemberID, memberSummary(client, host, inst))
-			ep := "-"
-			if m.MemberEpoch != nil {
-				ep = itoa(*m.MemberEpoch)
-			}
-			ms.add("member epoch", ep, MemberEpoch)
-			ms.add("state", m.StateName, MemberChanged)
-			ms.add("client", client+" "+host, MemberChanged)
-			if m.Metadata != nil {
-				ms.add("process", m.Metadata.ProcessID, MemberChanged)
-			}
-			ms.add("tasks", tasksLabel(m.AssignedTasks), MemberAssignment)
-			ms.add("tasks pending revocation", tasksLabel(m.TasksPendingRevocation), MemberAssignment)
-			t := target[m.MemberID]
-			ms.add("target tasks", tasksLabel(&groupstate.StreamsTasks{StandbyTasks: t.StandbyTasks, WarmupTasks: t.WarmupTasks,
-				ActiveTasks: withoutEpochs(t.ActiveTasks)}), MemberAssignment)
-		}
+		sh.streams(g.Streams)
 	}
 	slices.Sort(sh.order)
 	return sh
+}
+
+func (sh *groupShape) add(name, value, kind string) {
+	sh.fields = append(sh.fields, field{name: name, value: value, kind: kind})
+}
+
+// vol adds a field whose changes alone are volatile.
+func (sh *groupShape) vol(name, value string) {
+	sh.fields = append(sh.fields, field{name: name, value: value, kind: GroupChanged, volatile: true})
+}
+
+func (sh *groupShape) member(id, summary string) *memberShape {
+	m := &memberShape{summary: summary}
+	sh.members[id] = m
+	sh.order = append(sh.order, id)
+	return m
+}
+
+// tps labels topic partitions with the topics' names where the log names them.
+func (sh *groupShape) tps(ps []groupstate.TopicPartitions) string {
+	return topicPartitionsLabel(len(ps), func(i int) (string, []int32) { return topicName(ps[i].TopicID, sh.names), ps[i].Partitions })
+}
+
+func (sh *groupShape) tpsE(ps []groupstate.TopicPartitionsWithEpochs) string {
+	return topicPartitionsLabel(len(ps), func(i int) (string, []int32) { return topicName(ps[i].TopicID, sh.names), ps[i].Partitions })
+}
+
+func (sh *groupShape) classic(c *groupstate.ClassicGroup) {
+	sh.add("protocol type", c.ProtocolType, GroupChanged)
+	sh.add("protocol", strOr(c.Protocol), GroupChanged)
+	sh.add("generation", itoa(c.Generation), GroupEpochChanged)
+	sh.add("leader", strOr(c.Leader), GroupChanged)
+	sh.vol("current state timestamp", FormatMillis(c.CurrentStateTimestamp))
+	for _, m := range c.Members {
+		ms := sh.member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, m.GroupInstanceID))
+		ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
+		ms.add("session timeout", itoa(m.SessionTimeoutMs), MemberChanged)
+		if m.ProtocolDecoded {
+			ms.add("subscription", strings.Join(m.SubscribedTopics, ","), MemberChanged)
+			ms.add("assignment", topicPartitionsLabel(len(m.AssignedPartitions), func(i int) (string, []int32) {
+				return m.AssignedPartitions[i].Topic, m.AssignedPartitions[i].Partitions
+			}), MemberAssignment)
+		} else {
+			ms.add("subscription bytes", fmt.Sprintf("%x", m.Subscription), MemberChanged)
+			ms.add("assignment bytes", fmt.Sprintf("%x", m.Assignment), MemberAssignment)
+		}
+	}
+}
+
+func (sh *groupShape) consumer(c *groupstate.ConsumerGroup) {
+	sh.add("group epoch", itoa(c.GroupEpoch), GroupEpochChanged)
+	sh.add("assignment epoch", itoa(c.AssignmentEpoch), GroupEpochChanged)
+	sh.vol("metadata hash", strconv.FormatInt(c.MetadataHash, 10))
+	sh.vol("assignment timestamp", FormatMillis(c.AssignmentTimestamp))
+	for _, re := range c.ResolvedRegularExpressions {
+		sh.add("regex "+re.Regex, strings.Join(re.Topics, ","), GroupChanged)
+	}
+	target := map[string][]groupstate.TopicPartitions{}
+	for _, t := range c.TargetAssignment {
+		target[t.MemberID] = t.Partitions
+	}
+	for _, m := range c.Members {
+		ms := sh.member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, m.InstanceID))
+		ms.add("member epoch", itoa(m.MemberEpoch), MemberEpoch)
+		ms.add("state", m.StateName, MemberChanged)
+		ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
+		sub := strings.Join(m.SubscribedTopicNames, ",")
+		if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
+			sub += " regex " + *m.SubscribedTopicRegex
+		}
+		ms.add("subscription", sub, MemberChanged)
+		ms.add("assignment", sh.tpsE(m.AssignedPartitions), MemberAssignment)
+		ms.add("pending revocation", sh.tpsE(m.PartitionsPendingRevocation), MemberAssignment)
+		ms.add("target assignment", sh.tps(target[m.MemberID]), MemberAssignment)
+	}
+}
+
+func (sh *groupShape) share(s *groupstate.ShareGroup) {
+	sh.add("group epoch", itoa(s.GroupEpoch), GroupEpochChanged)
+	sh.add("assignment epoch", itoa(s.AssignmentEpoch), GroupEpochChanged)
+	sh.vol("metadata hash", strconv.FormatInt(s.MetadataHash, 10))
+	sh.vol("assignment timestamp", FormatMillis(s.AssignmentTimestamp))
+	target := map[string][]groupstate.TopicPartitions{}
+	for _, t := range s.TargetAssignment {
+		target[t.MemberID] = t.Partitions
+	}
+	for _, m := range s.Members {
+		ms := sh.member(m.MemberID, memberSummary(m.ClientID, m.ClientHost, nil))
+		ms.add("member epoch", itoa(m.MemberEpoch), MemberEpoch)
+		ms.add("state", m.StateName, MemberChanged)
+		ms.add("client", m.ClientID+" "+m.ClientHost, MemberChanged)
+		ms.add("subscription", strings.Join(m.SubscribedTopicNames, ","), MemberChanged)
+		ms.add("assignment", sh.tps(m.AssignedPartitions), MemberAssignment)
+		ms.add("target assignment", sh.tps(target[m.MemberID]), MemberAssignment)
+	}
+}
+
+func (sh *groupShape) streams(s *groupstate.StreamsGroup) {
+	sh.add("group epoch", itoa(s.GroupEpoch), GroupEpochChanged)
+	sh.add("assignment epoch", itoa(s.AssignmentEpoch), GroupEpochChanged)
+	sh.add("validated topology epoch", itoa(s.ValidatedTopologyEpoch), GroupEpochChanged)
+	sh.vol("metadata hash", strconv.FormatInt(s.MetadataHash, 10))
+	sh.vol("assignment timestamp", FormatMillis(s.AssignmentTimestamp))
+	topo := "none"
+	if s.Topology != nil {
+		b, _ := json.Marshal(s.Topology.Subtopologies)
+		topo = fmt.Sprintf("epoch %d, %d subtopologies (%s)", s.Topology.Epoch, len(s.Topology.Subtopologies), shortHash(b))
+	}
+	sh.add("topology", topo, GroupChanged)
+	target := map[string]groupstate.StreamsMemberTarget{}
+	for _, t := range s.TargetAssignment {
+		target[t.MemberID] = t
+	}
+	for _, m := range s.Members {
+		client, host := "", ""
+		var inst *string
+		if m.Metadata != nil {
+			client, host, inst = m.Metadata.ClientID, m.Metadata.ClientHost, m.Metadata.InstanceID
+		}
+		ms := sh.member(m.MemberID, memberSummary(client, host, inst))
+		ep := "-"
+		if m.MemberEpoch != nil {
+			ep = itoa(*m.MemberEpoch)
+		}
+		ms.add("member epoch", ep, MemberEpoch)
+		ms.add("state", m.StateName, MemberChanged)
+		ms.add("client", client+" "+host, MemberChanged)
+		if m.Metadata != nil {
+			ms.add("process", m.Metadata.ProcessID, MemberChanged)
+		}
+		ms.add("tasks", tasksLabel(m.AssignedTasks), MemberAssignment)
+		ms.add("tasks pending revocation", tasksLabel(m.TasksPendingRevocation), MemberAssignment)
+		t := target[m.MemberID]
+		ms.add("target tasks", tasksLabel(&groupstate.StreamsTasks{StandbyTasks: t.StandbyTasks, WarmupTasks: t.WarmupTasks,
+			ActiveTasks: withoutEpochs(t.ActiveTasks)}), MemberAssignment)
+	}
 }
 
 func (m *memberShape) add(name, value, kind string) {

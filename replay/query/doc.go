@@ -1,8 +1,11 @@
 // Package query answers the questions an on-call engineer brings to a __consumer_offsets log,
-// on top of the replay engine: where a point in history falls (Resolve), which groups exist and
-// which were deleted (ListGroups, Activity), what changed between two points or two inputs
-// (Diff), how close a mistyped group name is to real ones (Suggest), and the offsets as Kafka's
-// own reset tool reads them (WriteResetCSV, ResetCommands).
+// on top of the replay engine: where a point in history falls (Resolve, Since), what describe
+// shows of each partition (Describe), which committed offsets a listing shows and how far
+// behind their partitions' log ends they are (OffsetSelection, Lag), which groups exist and
+// which were deleted (ListGroups, Activity), how a group's rebalances add up (RebalanceTally),
+// what changed between two points or two inputs (Diff), how close a mistyped group name is to
+// real ones (Suggest), and the offsets as Kafka's own reset tool reads them (WriteResetCSV,
+// ResetCommands).
 //
 // # Points in history
 //
@@ -25,6 +28,19 @@
 //     batch's max timestamp, magic 0 none, such records staying with the ones before them).
 //     Timestamps going backwards before the cut are reported, never silently reordered.
 //   - Positions feed replay.ReplayCuts (Cuts): each partition replays to its own bound.
+//
+// # Describe and offsets
+//
+// Describe reads, for each partition, the groups a DescribeFilter selects (one group, some
+// types) one at a time (PartitionDescription.Groups: a state may hold millions), the committed
+// offsets of groups that no longer exist, the open transactions (those holding the group's
+// offsets, with a group), and the names the records give topic ids (Names: across every
+// partition, ids being the cluster's). An OffsetSelection picks committed offsets by group and
+// by the groups' own topics and topic-partitions (OffsetFilter; Missing names what the filter
+// asks for and no offset has), reads them one group at a time (Groups, Offsets, All), keeps
+// the open transactions' offsets it selects (Pending), and collects what a reset file or a
+// restore needs (ForReset, GroupOffsets). Lag joins committed offsets with the log end offsets
+// it is given (LogEnds: cluster.TopicLogs reads them from a live cluster), never below 0.
 //
 // # Groups
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/coordlog/coordlog/eventlog"
 	"github.com/coordlog/coordlog/replay"
@@ -63,6 +64,38 @@ type Position struct {
 
 // AtEnd reports whether the position is the end of the log as asked (no point given).
 func (p *Position) AtEnd() bool { return p.Point == "end" }
+
+// Label says where a partition's state is, for headers: "the end of the log", "offset 41",
+// "2026-02-20T14:05:00.000Z, after offset 41" (a nil position is the end of the log).
+func (p *Position) Label() string {
+	switch {
+	case p == nil || p.AtEnd():
+		return "the end of the log"
+	case strings.ContainsRune(p.Point, 'T'):
+		if p.Last == nil {
+			return p.Point + ", before the first record"
+		}
+		return fmt.Sprintf("%s, after offset %d", p.Point, p.Last.Offset)
+	}
+	return "offset " + p.Point
+}
+
+// AtStart returns the start of the log in each partition of parts: an empty state, where a
+// diff of one input without a first point starts.
+func AtStart(parts []int32) []Position {
+	out := make([]Position, len(parts))
+	for i, p := range parts {
+		out[i] = Position{Partition: p, Point: "start", Until: 0, FirstOffset: -1, NextOffset: -1}
+	}
+	return out
+}
+
+// Since places the first record stamped at or after t in each partition, as Kafka's
+// ListOffsets by timestamp does: the records from Until on are kept, and Next is that first
+// record (nil: none is stamped at or after t). It is the cut of t minus one millisecond.
+func Since(ctx context.Context, src eventlog.Source, parts []int32, t time.Time) ([]Position, error) {
+	return Resolve(ctx, src, parts, AtTimeMillis(t.UnixMilli()-1))
+}
 
 // Describe says in one sentence where the point fell, as the commands print it on stderr.
 func (p *Position) Describe() string {
