@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// ConsumerGroupMetadataValue is the value of record 3.
-type ConsumerGroupMetadataValue struct {
-	Epoch        int32
-	MetadataHash int64 // tag 0, 4.1+; ignored on 4.0
-}
-
-// ConsumerGroupPartitionMetadataValue is the value of record 4 (only stored on 4.0).
-type ConsumerGroupPartitionMetadataValue struct {
-	Topics []TopicMetadata
-}
-
 // ClassicProtocol is one protocol a classic-protocol member of a consumer group supports.
 type ClassicProtocol struct {
 	Name     string `json:"name"`
@@ -42,35 +31,6 @@ func (c *ClassicMemberMetadata) clone() *ClassicMemberMetadata {
 		}
 	}
 	return out
-}
-
-// ConsumerMemberMetadataValue is the value of record 5.
-type ConsumerMemberMetadataValue struct {
-	InstanceID            *string
-	RackID                *string
-	ClientID              string
-	ClientHost            string
-	SubscribedTopicNames  []string
-	SubscribedTopicRegex  *string
-	RebalanceTimeoutMs    int32
-	ServerAssignor        *string
-	ClassicMemberMetadata *ClassicMemberMetadata
-}
-
-// ConsumerCurrentAssignmentValue is the value of record 8.
-type ConsumerCurrentAssignmentValue struct {
-	MemberEpoch                 int32
-	PreviousMemberEpoch         int32
-	State                       int8
-	AssignedPartitions          []TopicPartitionsWithEpochs
-	PartitionsPendingRevocation []TopicPartitionsWithEpochs
-}
-
-// RegularExpressionValue is the value of record 16.
-type RegularExpressionValue struct {
-	Topics    []string
-	Version   int64
-	Timestamp int64
 }
 
 // ResolvedRegularExpression is a consumer group's resolution of a subscribed regex.

@@ -5,28 +5,6 @@ import (
 	"strings"
 )
 
-// ShareGroupMetadataValue is the value of record 11.
-type ShareGroupMetadataValue struct {
-	Epoch        int32
-	MetadataHash int64 // 4.1+; ignored on 4.0
-}
-
-// ShareMemberMetadataValue is the value of record 10.
-type ShareMemberMetadataValue struct {
-	RackID               *string
-	ClientID             string
-	ClientHost           string
-	SubscribedTopicNames []string
-}
-
-// ShareCurrentAssignmentValue is the value of record 14.
-type ShareCurrentAssignmentValue struct {
-	MemberEpoch         int32
-	PreviousMemberEpoch int32
-	State               int8
-	AssignedPartitions  []TopicPartitions
-}
-
 // TopicPartitionsInfo is a topic of the share-group state-partition metadata.
 type TopicPartitionsInfo struct {
 	TopicID    Uuid    `json:"topicId"`
@@ -38,13 +16,6 @@ type TopicPartitionsInfo struct {
 type TopicInfo struct {
 	TopicID   Uuid
 	TopicName string
-}
-
-// ShareStatePartitionMetadataValue is the value of record 15.
-type ShareStatePartitionMetadataValue struct {
-	InitializingTopics []TopicPartitionsInfo
-	InitializedTopics  []TopicPartitionsInfo
-	DeletingTopics     []TopicInfo
 }
 
 // ShareStatePartitionMetadata is the replayed record 15 of a group. Kafka keeps only the ids

@@ -5,16 +5,6 @@ import (
 	"strings"
 )
 
-// StreamsGroupMetadataValue is the value of record 17.
-type StreamsGroupMetadataValue struct {
-	Epoch                          int32
-	MetadataHash                   int64
-	ValidatedTopologyEpoch         int32      // tag 0, default -1, 4.2+; ignored on 4.1
-	LastAssignmentConfigs          []KeyValue // tag 1, nullable (nil: empty), 4.2+; ignored on 4.1
-	StoredDescriptionTopologyEpoch int32      // tag 2, default -1, 4.4+; ignored before
-	FailedDescriptionTopologyEpoch int32      // tag 3, default -1, 4.4+; ignored before
-}
-
 // StreamsEndpoint is a streams member's user endpoint.
 type StreamsEndpoint struct {
 	Host string `json:"host"`
@@ -63,27 +53,6 @@ type TaskIDsWithEpochs struct {
 	SubtopologyID    string  `json:"subtopologyId"`
 	Partitions       []int32 `json:"partitions,omitempty"`
 	AssignmentEpochs []int32 `json:"assignmentEpochs,omitempty"`
-}
-
-// StreamsTargetAssignmentValue is the value of record 21.
-type StreamsTargetAssignmentValue struct {
-	ActiveTasks  []TaskIDs
-	StandbyTasks []TaskIDs
-	WarmupTasks  []TaskIDs
-}
-
-// StreamsCurrentAssignmentValue is the value of record 22 (AssignmentEpochs are read on the
-// active lists only).
-type StreamsCurrentAssignmentValue struct {
-	MemberEpoch                   int32
-	PreviousMemberEpoch           int32
-	State                         int8
-	ActiveTasks                   []TaskIDsWithEpochs
-	StandbyTasks                  []TaskIDsWithEpochs
-	WarmupTasks                   []TaskIDsWithEpochs
-	ActiveTasksPendingRevocation  []TaskIDsWithEpochs
-	StandbyTasksPendingRevocation []TaskIDsWithEpochs
-	WarmupTasksPendingRevocation  []TaskIDsWithEpochs
 }
 
 // StreamsTasks is a member's assigned (or pending revocation) tasks, each list sorted by

@@ -15,8 +15,11 @@
 // tombstone; an empty value is not, and does not decode.
 //
 // The value schemas live in internal/gen/schema.txt; `go generate` turns them into
-// zz_generated.go (typed structs, decoders, encoders, JSON writers). Keys, control records and
-// the wire primitives are hand-written.
+// zz_generated.go (typed structs, decoders, encoders, JSON writers) and, from the same table,
+// what the model and the engine need of it: groupstate's record ids and version rules
+// (zz_recordtypes.go) and mutator inputs (zz_values.go), and replay's switches from a record to
+// its mutator with the conversions (zz_dispatch.go). Keys, control records and the wire
+// primitives are hand-written.
 //
 // # Invariants
 //
