@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go -groupstate ../groupstate/zz_recordtypes.go -values ../groupstate/zz_values.go -dispatch ../replay/zz_dispatch.go
+//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go -groupstate ../groupstate/zz_recordtypes.go -values ../groupstate/zz_values.go -dispatch ../replay/zz_dispatch.go -fast zz_fastpath.go
 
 // RecordType is the int16 prefix of a record key: which schema the key and value use. It is
 // not a version. The ids, their names and key shapes, the layouts that decode them and the

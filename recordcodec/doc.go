@@ -42,10 +42,12 @@
 //
 // # The replay hot path
 //
-// Decoder.DecodeInto decodes into a caller's reused value without allocating. The values
-// most of a log holds take a hand-written fast path first (fastpath.go): offset commits (any
-// version), and the streams target and current assignments (records 21 and 22, version 0) of
-// an aliasing decoder, in their usual shapes (one-byte lengths and counts, no tagged fields
+// Decoder.DecodeInto decodes into a caller's reused value without allocating
+// (DecodeOffsetCommitInto for an offset commit, without the switch on the value's type). The
+// values most of a log holds take a fast path first: offset commits (any version; the decoder
+// is generated from the schema's `fast` value, zz_fastpath.go), and the streams target and
+// current assignments (records 21 and 22, version 0, fastpath.go) of an aliasing decoder, in
+// their usual shapes (one-byte lengths and counts, no tagged fields
 // but the known ones). Anything else, malformed input included, is declined and decoded from
 // the start by the general reader, which names the problem. Tests and fuzz targets hold each
 // fast path to the general reader's result, field for field.

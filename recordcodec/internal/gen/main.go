@@ -19,6 +19,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -140,6 +141,7 @@ type message struct {
 	layout   string
 	body     *structDef
 	replay   replayRule // how replay applies the value (model.go)
+	fast     bool       // a fast decoder is written for it (fast.go)
 }
 
 // recordType is one `record` line: an id of the key's int16 prefix.
@@ -224,8 +226,11 @@ func (s *schema) parseDeclaration(words []string, lineNo int) ([]*structDef, *me
 		}
 		m.name, m.valid, m.flexible = rest[0], parseRange(rest[1]), parseRange(rest[2])
 		rest = rest[3:]
-		if len(rest) > 0 && !strings.Contains(rest[0], "=") && rest[0] != "unwrap" {
+		if len(rest) > 0 && !strings.Contains(rest[0], "=") && rest[0] != "unwrap" && rest[0] != "fast" {
 			m.layout, rest = rest[0], rest[1:]
+		}
+		if i := slices.Index(rest, "fast"); i >= 0 {
+			m.fast, rest = true, slices.Delete(rest, i, i+1)
 		}
 		m.body = s.addStruct(m.name, lineNo)
 		parseModelOptions(&m.body.model, &m.replay, rest, lineNo)
@@ -1304,6 +1309,7 @@ func main() {
 	gsOut := flag.String("groupstate", "../groupstate/zz_recordtypes.go", "groupstate's output file")
 	valuesOut := flag.String("values", "../groupstate/zz_values.go", "groupstate's mutator inputs")
 	dispatchOut := flag.String("dispatch", "../replay/zz_dispatch.go", "replay's record-to-mutator switch")
+	fastOut := flag.String("fast", "zz_fastpath.go", "recordcodec's fast decoders")
 	flag.Parse()
 	s := parse(*in)
 	g := &gen{s: s}
@@ -1319,6 +1325,9 @@ func main() {
 	g = &gen{s: s}
 	g.genDispatch(m)
 	write(*dispatchOut, g.buf.Bytes())
+	g = &gen{s: s}
+	g.genFast()
+	write(*fastOut, g.buf.Bytes())
 }
 
 // write formats src and writes it to path (or the unformatted source to path.broken when it
