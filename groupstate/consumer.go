@@ -336,31 +336,13 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
 // and (4.3+) timestamp. On 4.3+ an epoch below -1 or a negative timestamp fails.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupConsumer(r, true)
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, group: groupID}, true, (*State).lookupConsumer, v)
 }
 
 // ReplayConsumerGroupTargetAssignmentMetadataTombstone replays a record 6 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupConsumer(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupConsumer, TargetAssignmentMetadataValue{})
 }
 
 // ReplayConsumerGroupTargetAssignmentMember replays record 7: set the member's target

@@ -221,6 +221,37 @@ func (g *modernGroup[M, T]) setAssignmentMetadata(r rec, v KafkaVersion, a Targe
 	return nil
 }
 
+// assignmentMetadataGroup is a group type with the core's target assignment metadata steps
+// (*consumerGroup, *shareGroup, *streamsGroup).
+type assignmentMetadataGroup interface {
+	comparable
+	group
+	setAssignmentMetadata(r rec, v KafkaVersion, a TargetAssignmentMetadataValue) error
+	clearAssignmentMetadata(r rec) error
+}
+
+// replayAssignmentMetadata replays a target assignment metadata value v (records 6, 12, 20),
+// or its tombstone (r.tombstone), for the group type whose lookup is given: the group looked
+// up (created when create), the step, the group installed. (v by value: a pointer escapes
+// through the generic call.)
+func replayAssignmentMetadata[P assignmentMetadataGroup](s *State, r rec, create bool, lookup func(*State, rec, bool) (P, bool, error), v TargetAssignmentMetadataValue) error {
+	g, fresh, err := lookup(s, r, create)
+	var missing P
+	if err != nil || g == missing {
+		return err
+	}
+	if r.tombstone {
+		err = g.clearAssignmentMetadata(r)
+	} else {
+		err = g.setAssignmentMetadata(r, s.version, v)
+	}
+	if err != nil {
+		return err
+	}
+	s.install(r.group, g, fresh)
+	return nil
+}
+
 // clearAssignmentMetadata replays a target assignment metadata tombstone: the target
 // assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (g *modernGroup[M, T]) clearAssignmentMetadata(r rec) error {

@@ -212,31 +212,13 @@ func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
 
 // ReplayShareGroupTargetAssignmentMetadata replays record 12 (same rules as record 6).
 func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeShareGroupTargetAssignmentMetadata, group: groupID}, s.shareCreate(true), (*State).lookupShare, v)
 }
 
 // ReplayShareGroupTargetAssignmentMetadataTombstone replays a record 12 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupShare(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeShareGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupShare, TargetAssignmentMetadataValue{})
 }
 
 // ReplayShareGroupTargetAssignmentMember replays record 13.

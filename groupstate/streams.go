@@ -440,31 +440,13 @@ func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID stri
 
 // ReplayStreamsGroupTargetAssignmentMetadata replays record 20 (same rules as record 6).
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupStreams(r, true)
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, group: groupID}, true, (*State).lookupStreams, v)
 }
 
 // ReplayStreamsGroupTargetAssignmentMetadataTombstone replays a record 20 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupStreams(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupStreams, TargetAssignmentMetadataValue{})
 }
 
 func taskSubtopology(t TaskIDs) string { return t.SubtopologyID }
