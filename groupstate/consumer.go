@@ -179,28 +179,13 @@ func (g *consumerGroup) ownMemberID(id string) string {
 // ReplayConsumerGroupMetadata replays record 3: get or create the consumer group, set its
 // epoch and metadata hash.
 func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetadataValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupMetadata, group: groupID}, true)
-	if err != nil {
-		return err
-	}
-	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
-	s.install(groupID, g, fresh)
-	return nil
+	return replayGroupMetadata(s, rec{typ: recordTypeConsumerGroupMetadata, group: groupID}, (*State).lookupConsumer, v.Epoch, v.MetadataHash)
 }
 
 // ReplayConsumerGroupMetadataTombstone replays a record 3 tombstone: the group must have no
 // members, no target assignment and assignment epoch -1; then it is removed.
 func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeConsumerGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupConsumer(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, consumerRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeConsumerGroupMetadata, tombstone: true, group: groupID}, (*State).lookupConsumer, consumerRules)
 }
 
 // ReplayConsumerGroupPartitionMetadata replays record 4: on 4.1+ it only sets

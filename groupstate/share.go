@@ -185,29 +185,14 @@ func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string
 
 // ReplayShareGroupMetadata replays record 11: get or create, set epoch and metadata hash.
 func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataValue) error {
-	g, fresh, err := s.lookupShare(rec{typ: recordTypeShareGroupMetadata, group: groupID}, true)
-	if err != nil {
-		return err
-	}
-	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
-	s.install(groupID, g, fresh)
-	return nil
+	return replayGroupMetadata(s, rec{typ: recordTypeShareGroupMetadata, group: groupID}, (*State).lookupShare, v.Epoch, v.MetadataHash)
 }
 
 // ReplayShareGroupMetadataTombstone replays a record 11 tombstone: the group must have no
 // members, no target assignment and assignment epoch -1; then it is removed. The
 // state-partition metadata (record 15) is kept.
 func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeShareGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupShare(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, shareRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeShareGroupMetadata, tombstone: true, group: groupID}, (*State).lookupShare, shareRules)
 }
 
 // ReplayShareGroupTargetAssignmentMetadata replays record 12 (same rules as record 6).

@@ -350,16 +350,7 @@ func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadat
 // members and assignment epoch -1 (the target assignment is not checked); then it is
 // removed.
 func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeStreamsGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupStreams(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, streamsRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeStreamsGroupMetadata, tombstone: true, group: groupID}, (*State).lookupStreams, streamsRules)
 }
 
 // ReplayStreamsGroupMemberMetadata replays record 19: get or create the group and the
