@@ -6,23 +6,6 @@ import (
 	"strings"
 )
 
-// ClassicGroupValue is the value of record 2 (GroupMetadataValue).
-type ClassicGroupValue struct {
-	ProtocolType          string  // "" (or null on the wire) means none
-	Generation            int32   //
-	Protocol              *string // nullable
-	Leader                *string // nullable
-	CurrentStateTimestamp int64   // -1: none (absent before v2)
-	Members               []ClassicMember
-	// DecodeProtocol, when set, decodes the subscription and assignment of a member of a
-	// group of protocol type "consumer" (ConsumerProtocolSubscription and Assignment),
-	// filling ProtocolDecoded, SubscribedTopics and AssignedPartitions for display. The
-	// mutator calls it only for members whose bytes differ from those of the member of the
-	// same id in place, whose decoded lists it keeps; when it is nil the members come
-	// decoded (or not) by the caller.
-	DecodeProtocol func(m *ClassicMember)
-}
-
 // ClassicMember is a member of a classic group, both as mutator input (one element of
 // GroupMetadataValue.members, with RebalanceTimeoutMs as on the wire) and in views (with
 // RebalanceTimeoutMs -1 replaced by the session timeout, as Kafka does on load).
@@ -108,13 +91,18 @@ func (m ClassicMember) clone() ClassicMember {
 // used twice, or a member whose protocol is not supported by all members already added
 // (which only happens when a member id repeats and more members follow).
 //
+// decode, when not nil, decodes the subscription and assignment of a member of a group of
+// protocol type "consumer" (ConsumerProtocolSubscription and Assignment), filling
+// ProtocolDecoded, SubscribedTopics and AssignedPartitions for display (groupstate never
+// parses them itself); when it is nil the members come decoded (or not) by the caller.
+//
 // A value equal to the classic group in place changes nothing; members equal to the ones in
-// place are kept as they are, and with v.DecodeProtocol set only members whose protocol bytes
-// changed are decoded.
-func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
+// place are kept as they are, and with decode set only members whose protocol bytes changed
+// are decoded (the others keep the decoded lists in place).
+func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue, decode func(m *ClassicMember)) error {
 	s.touch(groupID)
 	old, _ := s.groups[groupID].(*classicGroup)
-	members, err := s.classicMembers(groupID, v, old)
+	members, err := s.classicMembers(groupID, v, old, decode)
 	if err != nil {
 		return err
 	}
@@ -145,7 +133,7 @@ func (s *State) ReplayGroupMetadata(groupID string, v ClassicGroupValue) error {
 // classicMembers validates the members of v as ClassicGroup.add does and returns them
 // normalized (the display lists sorted), the last of a repeated id kept, sorted by id: in
 // scratch memory.
-func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classicGroup) ([]ClassicMember, error) {
+func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classicGroup, decodeFn func(*ClassicMember)) ([]ClassicMember, error) {
 	sc := s.scr()
 	if sc.memberIdx == nil {
 		sc.memberIdx, sc.statics = map[string]int{}, map[string]bool{}
@@ -153,7 +141,7 @@ func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classic
 	clear(sc.memberIdx)
 	clear(sc.statics)
 	out, strs, named := sc.classic[:0], sc.strs[:0], sc.named[:0]
-	decode := v.DecodeProtocol != nil && v.ProtocolType == "consumer"
+	decode := decodeFn != nil && v.ProtocolType == "consumer"
 	supported := 0 // supportedProtocols count of the single protocol every loaded member has
 	for _, in := range v.Members {
 		r := rec{typ: recordTypeGroupMetadata, group: groupID, member: in.MemberID}
@@ -175,7 +163,7 @@ func (s *State) classicMembers(groupID string, v ClassicGroupValue, old *classic
 			} else {
 				// Through scratch memory: m itself would escape to the heap.
 				sc.decoded = m
-				v.DecodeProtocol(&sc.decoded)
+				decodeFn(&sc.decoded)
 				m = sc.decoded
 				sc.decoded = ClassicMember{}
 			}

@@ -12,7 +12,7 @@ func TestGroupMetadataBuildsClassicGroup(t *testing.T) {
 		{MemberID: "m2", ClientID: "c", ClientHost: "/h", RebalanceTimeoutMs: -1, SessionTimeoutMs: 10000, Subscription: []byte{0, 1}, ProtocolDecoded: true, SubscribedTopics: []string{"t2", "t1"}},
 		{MemberID: "m1", GroupInstanceID: sp("i1"), RebalanceTimeoutMs: 300000, SessionTimeoutMs: 45000, ProtocolDecoded: true, SubscribedTopics: []string{"t1"},
 			AssignedPartitions: []NamedTopicPartitions{{Topic: "t2", Partitions: []int32{1, 0}}, {Topic: "t1", Partitions: []int32{2}}}},
-	}}))
+	}}, nil))
 	g, ok := s.View().ClassicGroup("g")
 	require.True(t, ok)
 	require.Equal(t, StateStable, g.State)
@@ -27,7 +27,7 @@ func TestGroupMetadataBuildsClassicGroup(t *testing.T) {
 	roundTrip(t, s)
 
 	// Empty value with protocol type "": a simple group, Empty.
-	require.NoError(t, s.ReplayGroupMetadata("e", ClassicGroupValue{CurrentStateTimestamp: -1}))
+	require.NoError(t, s.ReplayGroupMetadata("e", ClassicGroupValue{CurrentStateTimestamp: -1}, nil))
 	g, _ = s.View().ClassicGroup("e")
 	require.Equal(t, StateEmpty, g.State)
 	require.True(t, g.Simple)
@@ -47,14 +47,14 @@ func TestClassicGroupAddFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := New(Kafka44)
-			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "old"})))
-			err := assertUnchanged(t, s, func() error { return s.ReplayGroupMetadata("g", classicValue("consumer", c.members...)) })
+			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "old"}), nil))
+			err := assertUnchanged(t, s, func() error { return s.ReplayGroupMetadata("g", classicValue("consumer", c.members...), nil) })
 			assertReplayError(t, err, ErrClassicGroupAdd, "g", c.member)
 		})
 	}
 	// A repeated member id alone is accepted: the later entry wins.
 	s := New(Kafka44)
-	require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "a", ClientID: "1"}, ClassicMember{MemberID: "a", ClientID: "2"})))
+	require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "a", ClientID: "1"}, ClassicMember{MemberID: "a", ClientID: "2"}), nil))
 	g, _ := s.View().ClassicGroup("g")
 	require.Len(t, g.Members, 1)
 	require.Equal(t, "2", g.Members[0].ClientID)
@@ -66,14 +66,14 @@ func TestGroupMetadataReplacesAnyType(t *testing.T) {
 		"share":    func(t *testing.T, s *State) { joinShare(t, s, "g", "m", 1) },
 		"streams":  func(t *testing.T, s *State) { joinStreams(t, s, "g", "m", 1) },
 		"classic": func(t *testing.T, s *State) {
-			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("connect", ClassicMember{MemberID: "x"})))
+			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("connect", ClassicMember{MemberID: "x"}), nil))
 		},
 	}
 	for name, setup := range setups {
 		t.Run(name, func(t *testing.T) {
 			s := New(Kafka44)
 			setup(t, s)
-			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "c1"})))
+			require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "c1"}), nil))
 			typ, _ := s.View().GroupType("g")
 			require.Equal(t, GroupTypeClassic, typ)
 			g, _ := s.View().ClassicGroup("g")
@@ -141,7 +141,7 @@ func TestSimpleClassicGroupReplacement(t *testing.T) {
 
 func TestWrongGroupTypeErrors(t *testing.T) {
 	nonSimple := func(s *State) {
-		require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "x"})))
+		require.NoError(t, s.ReplayGroupMetadata("g", classicValue("consumer", ClassicMember{MemberID: "x"}), nil))
 	}
 	cases := []struct {
 		name   string
@@ -152,7 +152,7 @@ func TestWrongGroupTypeErrors(t *testing.T) {
 		{"consumer value on non-simple classic", func(t *testing.T, s *State) { nonSimple(s) }, func(s *State) error { return s.ReplayConsumerGroupMetadata("g", ConsumerGroupMetadataValue{}) }, ""},
 		{"consumer tombstone on non-simple classic", func(t *testing.T, s *State) { nonSimple(s) }, func(s *State) error { return s.ReplayConsumerGroupMemberMetadataTombstone("g", "m") }, "m"},
 		{"consumer on empty classic with protocol type", func(t *testing.T, s *State) {
-			require.NoError(t, s.ReplayGroupMetadata("g", ClassicGroupValue{ProtocolType: "consumer"}))
+			require.NoError(t, s.ReplayGroupMetadata("g", ClassicGroupValue{ProtocolType: "consumer"}, nil))
 		}, func(s *State) error {
 			return s.ReplayConsumerGroupRegularExpression("g", "r", RegularExpressionValue{})
 		}, ""},

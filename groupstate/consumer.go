@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// ConsumerGroupMetadataValue is the value of record 3.
-type ConsumerGroupMetadataValue struct {
-	Epoch        int32
-	MetadataHash int64 // tag 0, 4.1+; ignored on 4.0
-}
-
-// ConsumerGroupPartitionMetadataValue is the value of record 4 (only stored on 4.0).
-type ConsumerGroupPartitionMetadataValue struct {
-	Topics []TopicMetadata
-}
-
 // ClassicProtocol is one protocol a classic-protocol member of a consumer group supports.
 type ClassicProtocol struct {
 	Name     string `json:"name"`
@@ -42,35 +31,6 @@ func (c *ClassicMemberMetadata) clone() *ClassicMemberMetadata {
 		}
 	}
 	return out
-}
-
-// ConsumerMemberMetadataValue is the value of record 5.
-type ConsumerMemberMetadataValue struct {
-	InstanceID            *string
-	RackID                *string
-	ClientID              string
-	ClientHost            string
-	SubscribedTopicNames  []string
-	SubscribedTopicRegex  *string
-	RebalanceTimeoutMs    int32
-	ServerAssignor        *string
-	ClassicMemberMetadata *ClassicMemberMetadata
-}
-
-// ConsumerCurrentAssignmentValue is the value of record 8.
-type ConsumerCurrentAssignmentValue struct {
-	MemberEpoch                 int32
-	PreviousMemberEpoch         int32
-	State                       int8
-	AssignedPartitions          []TopicPartitionsWithEpochs
-	PartitionsPendingRevocation []TopicPartitionsWithEpochs
-}
-
-// RegularExpressionValue is the value of record 16.
-type RegularExpressionValue struct {
-	Topics    []string
-	Version   int64
-	Timestamp int64
 }
 
 // ResolvedRegularExpression is a consumer group's resolution of a subscribed regex.
@@ -219,28 +179,13 @@ func (g *consumerGroup) ownMemberID(id string) string {
 // ReplayConsumerGroupMetadata replays record 3: get or create the consumer group, set its
 // epoch and metadata hash.
 func (s *State) ReplayConsumerGroupMetadata(groupID string, v ConsumerGroupMetadataValue) error {
-	g, fresh, err := s.lookupConsumer(rec{typ: recordTypeConsumerGroupMetadata, group: groupID}, true)
-	if err != nil {
-		return err
-	}
-	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
-	s.install(groupID, g, fresh)
-	return nil
+	return replayGroupMetadata(s, rec{typ: recordTypeConsumerGroupMetadata, group: groupID}, (*State).lookupConsumer, v.Epoch, v.MetadataHash)
 }
 
 // ReplayConsumerGroupMetadataTombstone replays a record 3 tombstone: the group must have no
 // members, no target assignment and assignment epoch -1; then it is removed.
 func (s *State) ReplayConsumerGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeConsumerGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupConsumer(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, consumerRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeConsumerGroupMetadata, tombstone: true, group: groupID}, (*State).lookupConsumer, consumerRules)
 }
 
 // ReplayConsumerGroupPartitionMetadata replays record 4: on 4.1+ it only sets
@@ -376,31 +321,13 @@ func (s *State) ReplayConsumerGroupMemberMetadataTombstone(groupID, memberID str
 // ReplayConsumerGroupTargetAssignmentMetadata replays record 6: set the assignment epoch
 // and (4.3+) timestamp. On 4.3+ an epoch below -1 or a negative timestamp fails.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupConsumer(r, true)
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, group: groupID}, true, (*State).lookupConsumer, v)
 }
 
 // ReplayConsumerGroupTargetAssignmentMetadataTombstone replays a record 6 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayConsumerGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupConsumer(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeConsumerGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupConsumer, TargetAssignmentMetadataValue{})
 }
 
 // ReplayConsumerGroupTargetAssignmentMember replays record 7: set the member's target

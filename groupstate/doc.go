@@ -10,9 +10,12 @@
 // OffsetMetadataManager.replay / replayEndTransactionMarker of the selected Kafka version
 // (see fact sheet section 4.2 and KafkaVersion). It is read through its View (State.View):
 // every accessor and no mutator, and all that package replay hands out. Mutators take
-// groupstate's own plain value types: package replay decodes records with recordcodec and
-// converts them, into memory it reuses from record to record, with strings that alias the
-// batch being read. So a mutator never keeps its inputs: it copies what it keeps, and a
+// groupstate's own plain value types: the inputs of zz_values.go, which recordcodec's
+// generator writes from its schema (groupstate never imports recordcodec), and the model's
+// own types that views show too (ClassicMember, StreamsMemberMetadata, StreamsTopology,
+// TopicPartitions, ...), which the schema names. Package replay decodes records with
+// recordcodec and converts them (zz_dispatch.go, generated from the same schema), into memory
+// it reuses from record to record, with strings that alias the batch being read. So a mutator never keeps its inputs: it copies what it keeps, and a
 // record that repeats what the state holds (a member's unchanged metadata or tasks, an
 // unchanged target assignment or group) changes nothing and allocates nothing
 // (scratch.go: canonical forms are built in reused scratch memory and compared first).

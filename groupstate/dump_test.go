@@ -18,7 +18,7 @@ func mixed(t *testing.T, v KafkaVersion) *State {
 	require.NoError(t, s.ReplayGroupMetadata("classic", ClassicGroupValue{ProtocolType: "consumer", Generation: 2, Protocol: sp("range"), Leader: sp("c1"), CurrentStateTimestamp: 1700000000000, Members: []ClassicMember{
 		{MemberID: "c1", ClientID: "client", ClientHost: "/10.0.0.9", RebalanceTimeoutMs: 60000, SessionTimeoutMs: 45000, Subscription: []byte{0, 3, 0, 0, 0, 1}, Assignment: []byte{0, 3},
 			ProtocolDecoded: true, SubscribedTopics: []string{"orders"}, AssignedPartitions: []NamedTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}},
-	}}))
+	}}, nil))
 	joinConsumer(t, s, "consumer", "m1", 3)
 	require.NoError(t, s.ReplayConsumerGroupRegularExpression("consumer", "ord.*", RegularExpressionValue{Topics: []string{"orders", "ordinals"}, Version: 12, Timestamp: 1700000000001}))
 	if v >= Kafka41 {

@@ -163,7 +163,7 @@ func TestImageEveryGroupType(t *testing.T) {
 	joinStreams(t, s, "streams", "a", 2)
 	joinStreams(t, s, "streams", "b", 3)
 	require.NoError(t, s.ReplayGroupMetadata("classic", classicValue("consumer",
-		ClassicMember{MemberID: "c1", ClientID: "x", GroupInstanceID: sp("i"), Subscription: []byte{0, 1, 2}, Assignment: []byte{}, SessionTimeoutMs: 10, RebalanceTimeoutMs: -1})))
+		ClassicMember{MemberID: "c1", ClientID: "x", GroupInstanceID: sp("i"), Subscription: []byte{0, 1, 2}, Assignment: []byte{}, SessionTimeoutMs: 10, RebalanceTimeoutMs: -1}), nil))
 	require.NoError(t, s.ReplayOffsetCommit(10, NoProducerID, "classic", "t", 0, OffsetCommitValue{Offset: 5, LeaderEpoch: 2, Metadata: "m", CommitTimestamp: 7, ExpireTimestamp: -1, TopicID: topicA}))
 	require.NoError(t, s.ReplayOffsetCommit(11, NoProducerID, "orphan", "u", 3, OffsetCommitValue{Offset: 6, LeaderEpoch: -1, ExpireTimestamp: 100}))
 	require.NoError(t, s.ReplayGroupMetadataTombstone("orphan")) // offsets outlive their group

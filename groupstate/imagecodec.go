@@ -253,6 +253,23 @@ func memberEntry[M any](m map[string]*M, ids []string, slab []M, i int) (string,
 	return ids[i], m[ids[i]]
 }
 
+// codecMembers visits the members of a modern group (codecMemberFrame), each its id then
+// the member (visit), and returns the ids written (nil reading) for the targets' visit.
+// what names a member in the error of a repeated id.
+func codecMembers[M any](c *imageCodec, m *map[string]*M, minSize int, what string, visit func(*imageCodec, *M)) []string {
+	ids, slab := codecMemberFrame(c, m, minSize)
+	for i := range len(ids) + len(slab) {
+		k, mem := memberEntry(*m, ids, slab, i)
+		c.str(&k)
+		visit(c, mem)
+		if c.dec {
+			(*m)[k] = mem
+		}
+	}
+	codecRepeated(c, len(*m), len(slab), what)
+	return ids
+}
+
 // codecRepeated ends the visit of a map of n entries that holds got: reading, fewer means
 // a key came twice (repeated names what it keys).
 func codecRepeated(c *imageCodec, got, n int, repeated string) {
@@ -298,7 +315,22 @@ func (c *imageCodec) head(s *State) error {
 		s.shareStateMeta = map[string]ShareStatePartitionMetadata{}
 		s.imageTotals = &t
 	}
+	if err := c.pendingOffsets(s); err != nil {
+		return err
+	}
+	c.shareStateMetas(s)
+	if c.dec {
+		if c.r.err == nil && c.r.left() != 0 {
+			c.r.fail("%d bytes after the head", c.r.left())
+		}
+		return c.r.err
+	}
+	return nil
+}
 
+// pendingOffsets visits the pending transactional offsets of the head, by producer id then
+// offset key (reading: each key's open producers too).
+func (c *imageCodec) pendingOffsets(s *State) error {
 	var pids []int64
 	if !c.dec {
 		pids = make([]int64, 0, len(s.pending))
@@ -358,13 +390,17 @@ func (c *imageCodec) head(s *State) error {
 			}
 		}
 	}
+	return nil
+}
 
+// shareStateMetas visits the share-group state partition metadata of the head, by group id.
+func (c *imageCodec) shareStateMetas(s *State) {
 	var ids []string
 	if !c.dec {
 		ids = sortedKeys(s.shareStateMeta)
 	}
 	c.r.what = "share-group state metadata"
-	n = len(ids)
+	n := len(ids)
 	c.length(&n, 5, "entries")
 	for i := range n {
 		var id string
@@ -382,13 +418,6 @@ func (c *imageCodec) head(s *State) error {
 			s.shareStateMeta[id] = m
 		}
 	}
-	if c.dec {
-		if c.r.err == nil && c.r.left() != 0 {
-			c.r.fail("%d bytes after the head", c.r.left())
-		}
-		return c.r.err
-	}
-	return nil
 }
 
 func (c *imageCodec) offsetKey(k *offsetKey) {
@@ -643,16 +672,7 @@ func (c *imageCodec) consumerGroup(g *consumerGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrame(c, &g.members, 17)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.consumerMember(m)
-		if c.dec {
-			g.members[k] = m
-		}
-	}
-	codecRepeated(c, len(g.members), len(slab), "consumer member")
+	ids := codecMembers(c, &g.members, 17, "consumer member", (*imageCodec).consumerMember)
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
@@ -819,16 +839,7 @@ func (c *imageCodec) shareGroup(g *shareGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrame(c, &g.members, 11)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.shareMember(m)
-		if c.dec {
-			g.members[k] = m
-		}
-	}
-	codecRepeated(c, len(g.members), len(slab), "share member")
+	ids := codecMembers(c, &g.members, 11, "share member", (*imageCodec).shareMember)
 	c.targets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()
@@ -864,16 +875,7 @@ func (c *imageCodec) streamsGroup(g *streamsGroup) {
 		}
 		c.streamsTopology(g.topology)
 	}
-	ids, slab := codecMemberFrame(c, &g.members, 9)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.streamsMember(m)
-		if c.dec {
-			g.members[k] = m
-		}
-	}
-	codecRepeated(c, len(g.members), len(slab), "streams member")
+	ids := codecMembers(c, &g.members, 9, "streams member", (*imageCodec).streamsMember)
 	c.streamsTargets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()

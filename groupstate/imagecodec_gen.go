@@ -137,6 +137,18 @@ func codecMemberFrameEncoder[M any](c *imageEncoder, m *map[string]*M, minSize i
 	return sortedKeys(*m), nil
 }
 
+func codecMembersEncoder[M any](c *imageEncoder, m *map[string]*M, minSize int, what string, visit func(*imageEncoder, *M)) []string {
+	ids, slab := codecMemberFrameEncoder(c, m, minSize)
+	for i := range len(ids) + len(slab) {
+		k, mem := memberEntry(*m, ids, slab, i)
+		c.str(&k)
+		visit(c, mem)
+
+	}
+	codecRepeatedEncoder(c, len(*m), len(slab), what)
+	return ids
+}
+
 func codecRepeatedEncoder(c *imageEncoder, got, n int, repeated string) {
 
 }
@@ -152,6 +164,15 @@ func (c *imageEncoder) head(s *State) error {
 	c.uv(&t.offsetGroups)
 	c.uv(&t.offsets)
 
+	if err := c.pendingOffsets(s); err != nil {
+		return err
+	}
+	c.shareStateMetas(s)
+
+	return nil
+}
+
+func (c *imageEncoder) pendingOffsets(s *State) error {
 	var pids []int64
 
 	pids = make([]int64, 0, len(s.pending))
@@ -191,13 +212,16 @@ func (c *imageEncoder) head(s *State) error {
 
 		}
 	}
+	return nil
+}
 
+func (c *imageEncoder) shareStateMetas(s *State) {
 	var ids []string
 
 	ids = sortedKeys(s.shareStateMeta)
 
 	c.r.what = "share-group state metadata"
-	n = len(ids)
+	n := len(ids)
 	c.length(&n, 5, "entries")
 	for i := range n {
 		var id string
@@ -210,8 +234,6 @@ func (c *imageEncoder) head(s *State) error {
 		c.shareStatePartitionMetadata(&m)
 
 	}
-
-	return nil
 }
 
 func (c *imageEncoder) offsetKey(k *offsetKey) {
@@ -394,14 +416,7 @@ func (c *imageEncoder) consumerGroup(g *consumerGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrameEncoder(c, &g.members, 17)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.consumerMember(m)
-
-	}
-	codecRepeatedEncoder(c, len(g.members), len(slab), "consumer member")
+	ids := codecMembersEncoder(c, &g.members, 17, "consumer member", (*imageEncoder).consumerMember)
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
@@ -534,14 +549,7 @@ func (c *imageEncoder) shareGroup(g *shareGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrameEncoder(c, &g.members, 11)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.shareMember(m)
-
-	}
-	codecRepeatedEncoder(c, len(g.members), len(slab), "share member")
+	ids := codecMembersEncoder(c, &g.members, 11, "share member", (*imageEncoder).shareMember)
 	c.targets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()
@@ -575,14 +583,7 @@ func (c *imageEncoder) streamsGroup(g *streamsGroup) {
 
 		c.streamsTopology(g.topology)
 	}
-	ids, slab := codecMemberFrameEncoder(c, &g.members, 9)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.streamsMember(m)
-
-	}
-	codecRepeatedEncoder(c, len(g.members), len(slab), "streams member")
+	ids := codecMembersEncoder(c, &g.members, 9, "streams member", (*imageEncoder).streamsMember)
 	c.streamsTargets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()
@@ -855,6 +856,20 @@ func codecMemberFrameDecoder[M any](c *imageDecoder, m *map[string]*M, minSize i
 
 }
 
+func codecMembersDecoder[M any](c *imageDecoder, m *map[string]*M, minSize int, what string, visit func(*imageDecoder, *M)) []string {
+	ids, slab := codecMemberFrameDecoder(c, m, minSize)
+	for i := range len(ids) + len(slab) {
+		k, mem := memberEntry(*m, ids, slab, i)
+		c.str(&k)
+		visit(c, mem)
+
+		(*m)[k] = mem
+
+	}
+	codecRepeatedDecoder(c, len(*m), len(slab), what)
+	return ids
+}
+
 func codecRepeatedDecoder(c *imageDecoder, got, n int, repeated string) {
 	if got != n && c.r.err == nil {
 		c.r.fail("repeated %s", repeated)
@@ -892,6 +907,19 @@ func (c *imageDecoder) head(s *State) error {
 		s.imageTotals = &t
 	}
 
+	if err := c.pendingOffsets(s); err != nil {
+		return err
+	}
+	c.shareStateMetas(s)
+
+	if c.r.err == nil && c.r.left() != 0 {
+		c.r.fail("%d bytes after the head", c.r.left())
+	}
+	return c.r.err
+
+}
+
+func (c *imageDecoder) pendingOffsets(s *State) error {
 	var pids []int64
 
 	n := len(pids)
@@ -937,11 +965,14 @@ func (c *imageDecoder) head(s *State) error {
 
 		}
 	}
+	return nil
+}
 
+func (c *imageDecoder) shareStateMetas(s *State) {
 	var ids []string
 
 	c.r.what = "share-group state metadata"
-	n = len(ids)
+	n := len(ids)
 	c.length(&n, 5, "entries")
 	for range n {
 		var id string
@@ -956,12 +987,6 @@ func (c *imageDecoder) head(s *State) error {
 		s.shareStateMeta[id] = m
 
 	}
-
-	if c.r.err == nil && c.r.left() != 0 {
-		c.r.fail("%d bytes after the head", c.r.left())
-	}
-	return c.r.err
-
 }
 
 func (c *imageDecoder) offsetKey(k *offsetKey) {
@@ -1162,16 +1187,7 @@ func (c *imageDecoder) consumerGroup(g *consumerGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrameDecoder(c, &g.members, 17)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.consumerMember(m)
-
-		g.members[k] = m
-
-	}
-	codecRepeatedDecoder(c, len(g.members), len(slab), "consumer member")
+	ids := codecMembersDecoder(c, &g.members, 17, "consumer member", (*imageDecoder).consumerMember)
 	c.targets(&g.target, ids)
 	c.regexes(&g.regexes)
 	members, regexes := c.kafkaTable(&g.memberTable), c.kafkaTable(&g.regexTable)
@@ -1327,16 +1343,7 @@ func (c *imageDecoder) shareGroup(g *shareGroup) {
 	c.topicMetadataMap(&g.subscriptionMetadata)
 	c.i32(&g.assignmentEpoch)
 	c.i64(&g.assignmentTimestamp)
-	ids, slab := codecMemberFrameDecoder(c, &g.members, 11)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.shareMember(m)
-
-		g.members[k] = m
-
-	}
-	codecRepeatedDecoder(c, len(g.members), len(slab), "share member")
+	ids := codecMembersDecoder(c, &g.members, 11, "share member", (*imageDecoder).shareMember)
 	c.targets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()
@@ -1372,16 +1379,7 @@ func (c *imageDecoder) streamsGroup(g *streamsGroup) {
 
 		c.streamsTopology(g.topology)
 	}
-	ids, slab := codecMemberFrameDecoder(c, &g.members, 9)
-	for i := range len(ids) + len(slab) {
-		k, m := memberEntry(g.members, ids, slab, i)
-		c.str(&k)
-		c.streamsMember(m)
-
-		g.members[k] = m
-
-	}
-	codecRepeatedDecoder(c, len(g.members), len(slab), "streams member")
+	ids := codecMembersDecoder(c, &g.members, 9, "streams member", (*imageDecoder).streamsMember)
 	c.streamsTargets(&g.target, ids)
 	if !c.kafkaTable(&g.memberTable) {
 		g.assumeOrder()

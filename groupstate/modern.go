@@ -12,7 +12,8 @@ import "strings"
 // and install, and the steps of the records the three replay alike as modernGroup's methods
 // (group metadata value and tombstone, target assignment metadata value and tombstone, member
 // metadata tombstone). Each type's Replay* methods look the group up, call the step and
-// install a new group.
+// install a new group; where that is all they do, they are one call of a function generic in
+// the group type (replayGroupMetadata, replayGroupTombstone, replayAssignmentMetadata).
 //
 // Where Kafka's three group types differ (what a simple classic group in the way becomes,
 // the streams group tombstone not checking the target assignment, Kafka 4.0's strict share
@@ -218,6 +219,69 @@ func (g *modernGroup[M, T]) setAssignmentMetadata(r rec, v KafkaVersion, a Targe
 		g.assignmentTimestamp = a.AssignmentTimestamp
 	}
 	g.assignmentEpoch = a.AssignmentEpoch
+	return nil
+}
+
+// modernSteps is a group type with the core's replay steps (*consumerGroup, *shareGroup,
+// *streamsGroup), for the Replay* methods the three types share through the functions below.
+type modernSteps interface {
+	comparable
+	group
+	setGroupMetadata(epoch int32, hash int64, readHash bool)
+	checkTombstone(r rec, k *modernRules) error
+	setAssignmentMetadata(r rec, v KafkaVersion, a TargetAssignmentMetadataValue) error
+	clearAssignmentMetadata(r rec) error
+}
+
+// modernLookup is a group type's lookup (lookupConsumer, lookupShare, lookupStreams).
+type modernLookup[P modernSteps] func(s *State, r rec, create bool) (P, bool, error)
+
+// replayGroupMetadata replays a group metadata value of records 3 and 11 (record 17 has more
+// to it): the group looked up or created, its epoch and (4.1+) metadata hash set.
+func replayGroupMetadata[P modernSteps](s *State, r rec, lookup modernLookup[P], epoch int32, hash int64) error {
+	g, fresh, err := lookup(s, r, true)
+	if err != nil {
+		return err
+	}
+	g.setGroupMetadata(epoch, hash, s.version.hasMetadataHash())
+	s.install(r.group, g, fresh)
+	return nil
+}
+
+// replayGroupTombstone replays a group tombstone (records 3, 11, 17): a missing group is
+// ignored; the group must pass checkTombstone, and is then removed.
+func replayGroupTombstone[P modernSteps](s *State, r rec, lookup modernLookup[P], k *modernRules) error {
+	g, _, err := lookup(s, r, false)
+	var missing P
+	if err != nil || g == missing {
+		return err
+	}
+	if err := g.checkTombstone(r, k); err != nil {
+		return err
+	}
+	s.removeGroup(r.group)
+	return nil
+}
+
+// replayAssignmentMetadata replays a target assignment metadata value v (records 6, 12, 20),
+// or its tombstone (r.tombstone), for the group type whose lookup is given: the group looked
+// up (created when create), the step, the group installed. (v by value: a pointer escapes
+// through the generic call.)
+func replayAssignmentMetadata[P modernSteps](s *State, r rec, create bool, lookup modernLookup[P], v TargetAssignmentMetadataValue) error {
+	g, fresh, err := lookup(s, r, create)
+	var missing P
+	if err != nil || g == missing {
+		return err
+	}
+	if r.tombstone {
+		err = g.clearAssignmentMetadata(r)
+	} else {
+		err = g.setAssignmentMetadata(r, s.version, v)
+	}
+	if err != nil {
+		return err
+	}
+	s.install(r.group, g, fresh)
 	return nil
 }
 

@@ -8,18 +8,6 @@ import (
 // NoProducerID is RecordBatch.NO_PRODUCER_ID: the batch is not transactional.
 const NoProducerID int64 = -1
 
-// OffsetCommitValue is the value of records 0 and 1. For the legacy record (id 0) the caller
-// passes LeaderEpoch -1, ExpireTimestamp -1 and a zero TopicID, as
-// GroupCoordinatorShard.convertLegacyOffsetCommitValue does.
-type OffsetCommitValue struct {
-	Offset          int64
-	LeaderEpoch     int32 // -1: none (absent before value v3)
-	Metadata        string
-	CommitTimestamp int64
-	ExpireTimestamp int64 // -1: none (present in value v1 only)
-	TopicID         Uuid  // tag 0, 4.1+; ignored on 4.0
-}
-
 // OffsetAndMetadata is a committed (or pending) offset, with the log offset of the record
 // that wrote it.
 type OffsetAndMetadata struct {

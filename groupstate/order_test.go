@@ -60,7 +60,7 @@ func TestMemberTableFollowsReplay(t *testing.T) {
 
 	_, ok := s.View().MemberTable("missing")
 	require.False(t, ok)
-	require.NoError(t, s.ReplayGroupMetadata("classic", classicValue("consumer")))
+	require.NoError(t, s.ReplayGroupMetadata("classic", classicValue("consumer"), nil))
 	_, ok = s.View().MemberTable("classic")
 	require.False(t, ok)
 

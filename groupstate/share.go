@@ -5,28 +5,6 @@ import (
 	"strings"
 )
 
-// ShareGroupMetadataValue is the value of record 11.
-type ShareGroupMetadataValue struct {
-	Epoch        int32
-	MetadataHash int64 // 4.1+; ignored on 4.0
-}
-
-// ShareMemberMetadataValue is the value of record 10.
-type ShareMemberMetadataValue struct {
-	RackID               *string
-	ClientID             string
-	ClientHost           string
-	SubscribedTopicNames []string
-}
-
-// ShareCurrentAssignmentValue is the value of record 14.
-type ShareCurrentAssignmentValue struct {
-	MemberEpoch         int32
-	PreviousMemberEpoch int32
-	State               int8
-	AssignedPartitions  []TopicPartitions
-}
-
 // TopicPartitionsInfo is a topic of the share-group state-partition metadata.
 type TopicPartitionsInfo struct {
 	TopicID    Uuid    `json:"topicId"`
@@ -38,13 +16,6 @@ type TopicPartitionsInfo struct {
 type TopicInfo struct {
 	TopicID   Uuid
 	TopicName string
-}
-
-// ShareStatePartitionMetadataValue is the value of record 15.
-type ShareStatePartitionMetadataValue struct {
-	InitializingTopics []TopicPartitionsInfo
-	InitializedTopics  []TopicPartitionsInfo
-	DeletingTopics     []TopicInfo
 }
 
 // ShareStatePartitionMetadata is the replayed record 15 of a group. Kafka keeps only the ids
@@ -214,58 +185,25 @@ func (s *State) ReplayShareGroupMemberMetadataTombstone(groupID, memberID string
 
 // ReplayShareGroupMetadata replays record 11: get or create, set epoch and metadata hash.
 func (s *State) ReplayShareGroupMetadata(groupID string, v ShareGroupMetadataValue) error {
-	g, fresh, err := s.lookupShare(rec{typ: recordTypeShareGroupMetadata, group: groupID}, true)
-	if err != nil {
-		return err
-	}
-	g.setGroupMetadata(v.Epoch, v.MetadataHash, s.version.hasMetadataHash())
-	s.install(groupID, g, fresh)
-	return nil
+	return replayGroupMetadata(s, rec{typ: recordTypeShareGroupMetadata, group: groupID}, (*State).lookupShare, v.Epoch, v.MetadataHash)
 }
 
 // ReplayShareGroupMetadataTombstone replays a record 11 tombstone: the group must have no
 // members, no target assignment and assignment epoch -1; then it is removed. The
 // state-partition metadata (record 15) is kept.
 func (s *State) ReplayShareGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeShareGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupShare(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, shareRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeShareGroupMetadata, tombstone: true, group: groupID}, (*State).lookupShare, shareRules)
 }
 
 // ReplayShareGroupTargetAssignmentMetadata replays record 12 (same rules as record 6).
 func (s *State) ReplayShareGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupShare(r, s.shareCreate(true))
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeShareGroupTargetAssignmentMetadata, group: groupID}, s.shareCreate(true), (*State).lookupShare, v)
 }
 
 // ReplayShareGroupTargetAssignmentMetadataTombstone replays a record 12 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayShareGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeShareGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupShare(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeShareGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupShare, TargetAssignmentMetadataValue{})
 }
 
 // ReplayShareGroupTargetAssignmentMember replays record 13.

@@ -5,16 +5,6 @@ import (
 	"strings"
 )
 
-// StreamsGroupMetadataValue is the value of record 17.
-type StreamsGroupMetadataValue struct {
-	Epoch                          int32
-	MetadataHash                   int64
-	ValidatedTopologyEpoch         int32      // tag 0, default -1, 4.2+; ignored on 4.1
-	LastAssignmentConfigs          []KeyValue // tag 1, nullable (nil: empty), 4.2+; ignored on 4.1
-	StoredDescriptionTopologyEpoch int32      // tag 2, default -1, 4.4+; ignored before
-	FailedDescriptionTopologyEpoch int32      // tag 3, default -1, 4.4+; ignored before
-}
-
 // StreamsEndpoint is a streams member's user endpoint.
 type StreamsEndpoint struct {
 	Host string `json:"host"`
@@ -63,27 +53,6 @@ type TaskIDsWithEpochs struct {
 	SubtopologyID    string  `json:"subtopologyId"`
 	Partitions       []int32 `json:"partitions,omitempty"`
 	AssignmentEpochs []int32 `json:"assignmentEpochs,omitempty"`
-}
-
-// StreamsTargetAssignmentValue is the value of record 21.
-type StreamsTargetAssignmentValue struct {
-	ActiveTasks  []TaskIDs
-	StandbyTasks []TaskIDs
-	WarmupTasks  []TaskIDs
-}
-
-// StreamsCurrentAssignmentValue is the value of record 22 (AssignmentEpochs are read on the
-// active lists only).
-type StreamsCurrentAssignmentValue struct {
-	MemberEpoch                   int32
-	PreviousMemberEpoch           int32
-	State                         int8
-	ActiveTasks                   []TaskIDsWithEpochs
-	StandbyTasks                  []TaskIDsWithEpochs
-	WarmupTasks                   []TaskIDsWithEpochs
-	ActiveTasksPendingRevocation  []TaskIDsWithEpochs
-	StandbyTasksPendingRevocation []TaskIDsWithEpochs
-	WarmupTasksPendingRevocation  []TaskIDsWithEpochs
 }
 
 // StreamsTasks is a member's assigned (or pending revocation) tasks, each list sorted by
@@ -381,16 +350,7 @@ func (s *State) ReplayStreamsGroupMetadata(groupID string, v StreamsGroupMetadat
 // members and assignment epoch -1 (the target assignment is not checked); then it is
 // removed.
 func (s *State) ReplayStreamsGroupMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeStreamsGroupMetadata, tombstone: true, group: groupID}
-	g, _, err := s.lookupStreams(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.checkTombstone(r, streamsRules); err != nil {
-		return err
-	}
-	s.removeGroup(groupID)
-	return nil
+	return replayGroupTombstone(s, rec{typ: recordTypeStreamsGroupMetadata, tombstone: true, group: groupID}, (*State).lookupStreams, streamsRules)
 }
 
 // ReplayStreamsGroupMemberMetadata replays record 19: get or create the group and the
@@ -471,31 +431,13 @@ func (s *State) ReplayStreamsGroupMemberMetadataTombstone(groupID, memberID stri
 
 // ReplayStreamsGroupTargetAssignmentMetadata replays record 20 (same rules as record 6).
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadata(groupID string, v TargetAssignmentMetadataValue) error {
-	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, group: groupID}
-	g, fresh, err := s.lookupStreams(r, true)
-	if err != nil {
-		return err
-	}
-	if err := g.setAssignmentMetadata(r, s.version, v); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, group: groupID}, true, (*State).lookupStreams, v)
 }
 
 // ReplayStreamsGroupTargetAssignmentMetadataTombstone replays a record 20 tombstone: the
 // target assignment must be empty; the epoch becomes -1 and the timestamp 0.
 func (s *State) ReplayStreamsGroupTargetAssignmentMetadataTombstone(groupID string) error {
-	r := rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, tombstone: true, group: groupID}
-	g, fresh, err := s.lookupStreams(r, false)
-	if err != nil || g == nil {
-		return err
-	}
-	if err := g.clearAssignmentMetadata(r); err != nil {
-		return err
-	}
-	s.install(groupID, g, fresh)
-	return nil
+	return replayAssignmentMetadata(s, rec{typ: recordTypeStreamsGroupTargetAssignmentMetadata, tombstone: true, group: groupID}, false, (*State).lookupStreams, TargetAssignmentMetadataValue{})
 }
 
 func taskSubtopology(t TaskIDs) string { return t.SubtopologyID }

@@ -125,12 +125,6 @@ type TopicMetadata struct {
 	NumPartitions int32  `json:"numPartitions"`
 }
 
-// TargetAssignmentMetadataValue is the value of records 6, 12 and 20.
-type TargetAssignmentMetadataValue struct {
-	AssignmentEpoch     int32
-	AssignmentTimestamp int64 // tag 0, 4.3+
-}
-
 // MemberTargetAssignment is one member's target assignment in a consumer or share group.
 type MemberTargetAssignment struct {
 	MemberID   string            `json:"memberId"`

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go -groupstate ../groupstate/zz_recordtypes.go
+//go:generate go run ./internal/gen -in internal/gen/schema.txt -out zz_generated.go -groupstate ../groupstate/zz_recordtypes.go -values ../groupstate/zz_values.go -dispatch ../replay/zz_dispatch.go -fast zz_fastpath.go
 
 // RecordType is the int16 prefix of a record key: which schema the key and value use. It is
 // not a version. The ids, their names and key shapes, the layouts that decode them and the
@@ -282,6 +282,15 @@ func (d Decoder) DecodeInto(v Value, b []byte) error {
 		if d.NoCopy && x.decodeFast(b) {
 			return nil
 		}
+	}
+	return d.decodeGeneral(v, b)
+}
+
+// DecodeOffsetCommitInto is DecodeInto for an offset commit value (record 1), without the
+// switch on the value's type: the replay engine's path for the records most of any log holds.
+func (d Decoder) DecodeOffsetCommitInto(v *OffsetCommitValue, b []byte) error {
+	if v.decodeFast(b, d.NoCopy) {
+		return nil
 	}
 	return d.decodeGeneral(v, b)
 }

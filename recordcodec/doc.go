@@ -15,8 +15,11 @@
 // tombstone; an empty value is not, and does not decode.
 //
 // The value schemas live in internal/gen/schema.txt; `go generate` turns them into
-// zz_generated.go (typed structs, decoders, encoders, JSON writers). Keys, control records and
-// the wire primitives are hand-written.
+// zz_generated.go (typed structs, decoders, encoders, JSON writers) and, from the same table,
+// what the model and the engine need of it: groupstate's record ids and version rules
+// (zz_recordtypes.go) and mutator inputs (zz_values.go), and replay's switches from a record to
+// its mutator with the conversions (zz_dispatch.go). Keys, control records and the wire
+// primitives are hand-written.
 //
 // # Invariants
 //
@@ -39,10 +42,12 @@
 //
 // # The replay hot path
 //
-// Decoder.DecodeInto decodes into a caller's reused value without allocating. The values
-// most of a log holds take a hand-written fast path first (fastpath.go): offset commits (any
-// version), and the streams target and current assignments (records 21 and 22, version 0) of
-// an aliasing decoder, in their usual shapes (one-byte lengths and counts, no tagged fields
+// Decoder.DecodeInto decodes into a caller's reused value without allocating
+// (DecodeOffsetCommitInto for an offset commit, without the switch on the value's type). The
+// values most of a log holds take a fast path first: offset commits (any version; the decoder
+// is generated from the schema's `fast` value, zz_fastpath.go), and the streams target and
+// current assignments (records 21 and 22, version 0, fastpath.go) of an aliasing decoder, in
+// their usual shapes (one-byte lengths and counts, no tagged fields
 // but the known ones). Anything else, malformed input included, is declined and decoded from
 // the start by the general reader, which names the problem. Tests and fuzz targets hold each
 // fast path to the general reader's result, field for field.

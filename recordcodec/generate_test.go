@@ -10,8 +10,11 @@ import (
 )
 
 // TestGeneratedCodeIsCurrent runs the generator on the committed schema table and requires
-// exactly the committed zz_generated.go and ../groupstate/zz_recordtypes.go: a schema change
-// without `go generate ./recordcodec`, or a hand edit of a generated file, fails here.
+// exactly the committed zz_generated.go, ../groupstate/zz_recordtypes.go (record ids and
+// version rules), ../groupstate/zz_values.go (the mutators' inputs) and ../replay/zz_dispatch.go
+// (the record-to-mutator switches and conversions) and zz_fastpath.go (the offset commit's fast
+// decoder): a schema change without `go generate
+// ./recordcodec`, or a hand edit of a generated file, fails here.
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -19,10 +22,14 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	}
 	dir := t.TempDir()
 	codec, gs := filepath.Join(dir, "zz_generated.go"), filepath.Join(dir, "zz_recordtypes.go")
-	cmd := exec.Command(goTool, "run", "./internal/gen", "-in", "internal/gen/schema.txt", "-out", codec, "-groupstate", gs)
+	values, dispatch := filepath.Join(dir, "zz_values.go"), filepath.Join(dir, "zz_dispatch.go")
+	fast := filepath.Join(dir, "zz_fastpath.go")
+	cmd := exec.Command(goTool, "run", "./internal/gen", "-in", "internal/gen/schema.txt", "-out", codec, "-groupstate", gs,
+		"-values", values, "-dispatch", dispatch, "-fast", fast)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "generator failed:\n%s", out)
-	for _, f := range []struct{ got, committed string }{{codec, "zz_generated.go"}, {gs, "../groupstate/zz_recordtypes.go"}} {
+	for _, f := range []struct{ got, committed string }{{codec, "zz_generated.go"}, {gs, "../groupstate/zz_recordtypes.go"},
+		{values, "../groupstate/zz_values.go"}, {dispatch, "../replay/zz_dispatch.go"}, {fast, "zz_fastpath.go"}} {
 		got, err := os.ReadFile(f.got)
 		require.NoError(t, err)
 		want, err := os.ReadFile(f.committed)

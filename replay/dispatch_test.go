@@ -38,13 +38,13 @@ func TestEveryRecordTypeHasAReplayRule(t *testing.T) {
 	require.Greater(t, replayed, 5*20, "the walk found too few replayed types")
 }
 
-// The offset-commit fast path fills the observer's event field by field (engine.go) rather
+// The observer hand-off (engine.go observe) fills the event field by field rather
 // than from a fresh literal: what an earlier event set (a marker, a skip, a violation, another
 // record's member or raw key) must not leak into a commit's event. The field counts make this
 // test fail when Event or recordcodec.Key grows a field that path does not reset.
 func TestOffsetCommitEventResetsEveryField(t *testing.T) {
-	require.Equal(t, 8, reflect.TypeFor[Event]().NumField(), "a new Event field: reset it in applyOffsetCommitFast")
-	require.Equal(t, 7, reflect.TypeFor[recordcodec.Key]().NumField(), "a new Key field: reset it in applyOffsetCommitFast")
+	require.Equal(t, 8, reflect.TypeFor[Event]().NumField(), "a new Event field: reset it in observe")
+	require.Equal(t, 7, reflect.TypeFor[recordcodec.Key]().NumField(), "a new Key field: reset it in observe")
 	var seen Event
 	e := New(3, Options{Observer: ObserverFunc(func(ev *Event, _ groupstate.View) { seen = *ev })})
 	e.ev = Event{Partition: 9, Offset: 99, Timestamp: 99, Record: recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.StreamsGroupMemberMetadata, Group: "old",

@@ -1,7 +1,12 @@
 // Package replay is the only place that maps a __consumer_offsets record type to a state
 // change. Its Engine reads any eventlog.Source (Kafka segments or the Pebble log), decodes each
 // record with recordcodec, applies it to a groupstate.State by the rules of Kafka's
-// GroupCoordinatorShard.replay (dispatch.go), and tracks the next offset.
+// GroupCoordinatorShard.replay, and tracks the next offset.
+//
+// Every state change goes through dispatch (dispatch.go and zz_dispatch.go, which the
+// generator writes from recordcodec's schema: the switches from a record type to its mutator
+// and the conversion of each value into the mutator's input). Every record the observer sees
+// is handed to it by one function (observe).
 //
 // # Rules it follows
 //
@@ -31,13 +36,15 @@
 // # Fast paths
 //
 // Two kinds of records have a path of their own, and each gives the state, the counters, the
-// violations and the observer's events of the general path (decode, convert, dispatch):
+// violations and the observer's events of the general path (decode, convert, dispatch). Each
+// fills what dispatch applies and calls dispatch's case for its record type directly, without
+// the switches:
 //
 //   - Offset commits (most of any real log) decode without the general reader and without
-//     allocating (applyOffsetCommitFast).
+//     allocating (applyOffsetCommit, dispatchOffsetCommit).
 //   - Streams assignment records (21, 22; most of a streams log) whose encoded task lists were
 //     all met before are applied from the lists the state stored for them (tasklists.go: the
-//     cache, and why a hit is right). TestTaskListCacheEqualsGeneralPath compares the two
+//     cache, its one entry point applyStreamsLists, and why a hit is right; dispatchStored). TestTaskListCacheEqualsGeneralPath compares the two
 //     paths record by record on random histories under every Kafka version. An observer gets
 //     the decoded record there too, unless it is a KeysObserver (it reads keys only, as the
 //     group list's does): then the value is left undecoded, as a recordcodec.RawValue.

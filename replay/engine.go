@@ -159,9 +159,10 @@ type Engine struct {
 	vgroupOf   map[violationKey]*ViolationGroup
 	// Records decode without copying (their strings alias the batch) into values the engine
 	// reuses, one per record type (vals; ocv for offset commits), and convert into reused
-	// groupstate inputs (cv); the state copies what it keeps. A record that changes nothing
-	// allocates nothing.
+	// groupstate inputs (cv, zz_dispatch.go); the state copies what it keeps. A record that
+	// changes nothing allocates nothing.
 	ocv      recordcodec.OffsetCommitValue
+	commit   recordcodec.Record   // an offset commit being applied: Type OffsetCommit, Value &ocv
 	raw      recordcodec.RawValue // a value a KeysObserver is handed undecoded
 	keysOnly bool                 // the observer is a KeysObserver
 	// Streams assignment records whose encoded lists were all met before replay from the
@@ -191,6 +192,7 @@ func New(p int32, opts Options) *Engine {
 	}
 	e.stats.LastOffset, e.stats.FirstOffset = -1, -1
 	_, e.keysOnly = opts.Observer.(KeysObserver)
+	e.commit = recordcodec.Record{Key: recordcodec.Key{Type: recordcodec.OffsetCommit}, Value: &e.ocv}
 	return e
 }
 
@@ -340,7 +342,7 @@ func (e *Engine) seen(r *eventlog.Record) {
 func (e *Engine) violation(b *eventlog.Batch, r *eventlog.Record, typ recordcodec.RecordType, tomb bool, err error) error {
 	v := Violation{Partition: e.partition, Offset: r.Offset, Type: typ, Tombstone: tomb, File: b.Origin.File, Pos: b.Origin.Pos, Err: err}
 	e.stats.Violations++
-	e.observe(b, r, func(ev *Event) { ev.Violation = &v })
+	e.observe(b, r, nil, func(ev *Event) { ev.Violation = &v })
 	if e.opts.Mode == eventlog.Strict {
 		return &v
 	}
@@ -362,13 +364,28 @@ func (e *Engine) violation(b *eventlog.Batch, r *eventlog.Record, typ recordcode
 	return nil
 }
 
-func (e *Engine) observe(b *eventlog.Batch, r *eventlog.Record, fill func(*Event)) {
+// observe hands the observer one event: the record applied (rec), or a record or marker that
+// fill describes (a skip, a violation, a marker; rec nil). It is the engine's one hand-off.
+// Field by field: a composite literal of the event, built on the stack and copied in, stalled
+// the store of every offset commit (a fifth of a commit's replay in profiles).
+func (e *Engine) observe(b *eventlog.Batch, r *eventlog.Record, rec *recordcodec.Record, fill func(*Event)) {
 	if e.opts.Observer == nil {
 		return
 	}
-	e.ev = Event{Partition: e.partition, Batch: b, Offset: r.Offset, Timestamp: r.Timestamp}
-	fill(&e.ev)
-	e.opts.Observer.Observe(&e.ev, e.state.View())
+	ev := &e.ev
+	ev.Partition, ev.Batch, ev.Offset, ev.Timestamp = e.partition, b, r.Offset, r.Timestamp
+	if rec != nil {
+		k, rk := &ev.Record.Key, &rec.Key
+		k.Type, k.Group, k.Topic, k.Partition, k.Member, k.Regex, k.Raw = rk.Type, rk.Group, rk.Topic, rk.Partition, rk.Member, rk.Regex, rk.Raw
+		ev.Record.Value = rec.Value
+	} else {
+		ev.Record = recordcodec.Record{}
+	}
+	ev.Marker, ev.Skipped, ev.Violation = nil, "", nil
+	if fill != nil {
+		fill(ev)
+	}
+	e.opts.Observer.Observe(ev, e.state.View())
 }
 
 func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {
@@ -380,7 +397,7 @@ func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {
 	if k.Type != recordcodec.ControlCommit && k.Type != recordcodec.ControlAbort {
 		// The loader only acts on COMMIT and ABORT.
 		e.stats.OtherControl++
-		e.observe(b, r, func(ev *Event) { ev.Skipped = "control" })
+		e.observe(b, r, nil, func(ev *Event) { ev.Skipped = "control" })
 		return nil
 	}
 	m, err := recordcodec.DecodeEndTxnMarker(r.Value)
@@ -398,7 +415,7 @@ func (e *Engine) applyControl(b *eventlog.Batch, r *eventlog.Record) error {
 	if err := e.state.ReplayEndTransactionMarker(b.ProducerID, result); err != nil {
 		return e.violation(b, r, -1, false, err)
 	}
-	e.observe(b, r, func(ev *Event) {
+	e.observe(b, r, nil, func(ev *Event) {
 		ev.Marker = &Marker{ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, Commit: result == groupstate.TxnCommit, CoordinatorEpoch: m.CoordinatorEpoch}
 	})
 	return nil
@@ -430,40 +447,54 @@ func (e *Engine) decode(rec *recordcodec.Record, key, value []byte) (err error) 
 	return d.DecodeInto(v, value)
 }
 
+// applyRecord decodes one data record and replays it (replay). Two kinds of records have a
+// path of their own, which fills what dispatch applies and calls its case for them directly:
+// offset commits, most of any real log, decode without the general reader and without
+// allocating (applyOffsetCommit); streams assignment records whose task lists the cache holds
+// are applied from the lists the state stored (applyStreamsLists, tasklists.go).
 func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 	e.seen(r)
 	e.stats.Records++
 	if r.Key == nil {
 		return e.violation(b, r, -1, false, errors.New("record has no key"))
 	}
-	// Offset commits are most of any real log: decode them without allocating.
 	if len(r.Key) >= 2 && r.Key[0] == 0 && r.Key[1] == byte(recordcodec.OffsetCommit) && r.Value != nil {
-		return e.applyOffsetCommitFast(b, r)
+		if done, err := e.applyOffsetCommit(b, r); done {
+			return err
+		}
 	}
-	// Streams assignments repeat their task lists: replay from the stored lists when they
-	// were all met before.
-	var missed listMask
 	if len(r.Key) >= 2 && r.Key[0] == 0 && (r.Key[1] == byte(recordcodec.StreamsGroupTargetAssignmentMember) ||
-		r.Key[1] == byte(recordcodec.StreamsGroupCurrentMemberAssignment)) && r.Value != nil && !e.lists.off {
-		var done bool
-		var err error
-		if done, missed, err = e.tryStreamsAssignmentFast(b, r); done {
+		r.Key[1] == byte(recordcodec.StreamsGroupCurrentMemberAssignment)) && r.Value != nil {
+		if done, err := e.applyStreamsLists(b, r); done {
 			return err
 		}
 	}
 	rec := &e.rec
-	if err := e.decode(rec, r.Key, r.Value); err != nil {
+	if apply, err := e.decodeGeneral(b, r, rec); !apply {
+		if e.lists.pending {
+			e.lists.forget()
+		}
+		return err
+	}
+	return e.replay(b, r, rec)
+}
+
+// decodeGeneral decodes a record on the general path and checks that the engine's version
+// replays its type. It reports false when the record is not to be applied: skipped as Kafka
+// skips it, or a violation (with its error in strict mode).
+func (e *Engine) decodeGeneral(b *eventlog.Batch, r *eventlog.Record, rec *recordcodec.Record) (apply bool, err error) {
+	if err = e.decode(rec, r.Key, r.Value); err != nil {
 		var ue *recordcodec.UnknownTypeError
 		var te *recordcodec.TrailingBytesError
 		switch {
 		case errors.As(err, &ue):
 			e.stats.UnknownTypes++
-			e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = *rec, "unknown-type" })
-			return nil
+			e.observe(b, r, rec, func(ev *Event) { ev.Skipped = "unknown-type" })
+			return false, nil
 		case errors.As(err, &te):
 			e.stats.TrailingBytes++ // Kafka's readers ignore trailing bytes
 		default:
-			return e.violation(b, r, rec.Key.Type, r.Value == nil, err)
+			return false, e.violation(b, r, rec.Key.Type, r.Value == nil, err)
 		}
 	}
 	t := rec.Key.Type
@@ -472,19 +503,26 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		// unknown to it) and skipped as its loader does. An explicit layout decodes them on
 		// purpose.
 		e.stats.UnknownTypes++
-		e.observe(b, r, func(ev *Event) { ev.Record, ev.Skipped = *rec, "unknown-type" })
-		return nil
+		e.observe(b, r, rec, func(ev *Event) { ev.Skipped = "unknown-type" })
+		return false, nil
 	}
 	if !e.opts.Version.ReplaysRecordType(int16(t)) {
 		// Known to the decoder of this layout, but not replayed by this Kafka version's shard
 		// (e.g. id 15 on 4.0, which has no case for it and throws).
-		return e.violation(b, r, t, rec.Value == nil, fmt.Errorf("Kafka %s does not replay record type %d", e.opts.Version, int16(t)))
+		return false, e.violation(b, r, t, rec.Value == nil, fmt.Errorf("Kafka %s does not replay record type %d", e.opts.Version, int16(t)))
 	}
-	if err := e.dispatch(rec, r.Offset, b.ProducerID); err != nil {
+	return true, nil
+}
+
+// replay applies a decoded record through dispatch, counts it and hands it to the observer.
+func (e *Engine) replay(b *eventlog.Batch, r *eventlog.Record, rec *recordcodec.Record) error {
+	t := rec.Key.Type
+	err := e.dispatch(rec, r.Offset, b.ProducerID)
+	if e.lists.pending {
+		e.lists.settle(e.state.View(), rec, err == nil)
+	}
+	if err != nil {
 		return e.violation(b, r, t, rec.Value == nil, err)
-	}
-	if missed != (listMask{}) {
-		e.keepStreamsLists(t, rec.Key.Group, rec.Key.Member, missed)
 	}
 	if rec.Value == nil {
 		e.stats.Tombstones[t]++
@@ -492,50 +530,38 @@ func (e *Engine) applyRecord(b *eventlog.Batch, r *eventlog.Record) error {
 		e.stats.Applied[t]++
 	}
 	if e.opts.Observer != nil {
-		e.observe(b, r, func(ev *Event) { ev.Record = *rec })
+		e.observe(b, r, rec, nil)
 	}
 	return nil
 }
 
-func (e *Engine) applyOffsetCommitFast(b *eventlog.Batch, r *eventlog.Record) error {
-	d := recordcodec.Decoder{Layout: e.layout, NoCopy: true}
-	_, group, topic, partition, ok := recordcodec.OffsetCommitKeyNoCopy(r.Key)
-	var err error
-	if !ok {
-		var k recordcodec.Key
-		k, err = d.Key(r.Key) // the general path names the problem
-		group, topic, partition = k.Group, k.Topic, k.Partition
+// applyOffsetCommit decodes an offset commit's key and value (not a tombstone) without
+// allocating, into the engine's offset-commit record (commit, whose type and value, ocv,
+// never change: the key's strings and the value's metadata alias the batch), and replays it
+// as replay does, with dispatch's case for it (dispatchOffsetCommit): an offset commit's
+// replay is short enough that the switches and a call more show. A key it does not read is
+// left to the general path (done false), which names the problem; trailing bytes after the
+// value are counted and ignored, as there.
+func (e *Engine) applyOffsetCommit(b *eventlog.Batch, r *eventlog.Record) (done bool, err error) {
+	rec := &e.commit
+	k := &rec.Key
+	var ok bool
+	if _, k.Group, k.Topic, k.Partition, ok = recordcodec.OffsetCommitKeyNoCopy(r.Key); !ok {
+		return false, nil
 	}
-	if err == nil {
-		err = d.DecodeInto(&e.ocv, r.Value)
-	}
-	if err != nil {
+	if err := (recordcodec.Decoder{Layout: e.layout, NoCopy: true}).DecodeOffsetCommitInto(&e.ocv, r.Value); err != nil {
 		var te *recordcodec.TrailingBytesError
 		if !errors.As(err, &te) {
-			return e.violation(b, r, recordcodec.OffsetCommit, false, err)
+			return true, e.violation(b, r, recordcodec.OffsetCommit, false, err)
 		}
 		e.stats.TrailingBytes++
 	}
-	// group, topic and metadata alias the batch: groupstate copies what it keeps, once per
-	// group and topic.
-	v := &e.ocv
-	err = e.state.ReplayOffsetCommit(r.Offset, b.ProducerID, group, topic, partition, groupstate.OffsetCommitValue{
-		Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp,
-		ExpireTimestamp: v.ExpireTimestamp, TopicID: groupstate.Uuid(v.TopicId),
-	})
-	if err != nil {
-		return e.violation(b, r, recordcodec.OffsetCommit, false, err)
+	if err := e.dispatchOffsetCommit(k, &e.ocv, r.Offset, b.ProducerID); err != nil {
+		return true, e.violation(b, r, recordcodec.OffsetCommit, false, err)
 	}
 	e.stats.Applied[recordcodec.OffsetCommit]++
 	if e.opts.Observer != nil {
-		// Field by field: a composite literal of the record, built on the stack and copied in,
-		// stalled the store of every commit (a fifth of a commit's replay in profiles).
-		ev := &e.ev
-		ev.Partition, ev.Batch, ev.Offset, ev.Timestamp = e.partition, b, r.Offset, r.Timestamp
-		k := &ev.Record.Key
-		k.Type, k.Group, k.Topic, k.Partition, k.Member, k.Regex, k.Raw = recordcodec.OffsetCommit, group, topic, partition, "", "", nil
-		ev.Record.Value, ev.Marker, ev.Skipped, ev.Violation = &e.ocv, nil, "", nil
-		e.opts.Observer.Observe(ev, e.state.View())
+		e.observe(b, r, rec, nil)
 	}
-	return nil
+	return true, nil
 }

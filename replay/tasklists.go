@@ -24,6 +24,11 @@ import (
 // the lists the state then holds, so a list that fails a rule is never cached: its record
 // fails again on the general path, with the general path's error.
 //
+// It is one accelerator with one entry point, applyStreamsLists: for a record 21 or 22 it
+// either finds every list (a hit: dispatch's dispatchStored applies the stored lists) or
+// notes the lists that missed, which settle adds once dispatch applied the record on the
+// general path. The rest of the engine knows of it only that settle is due (pending).
+//
 // It is a cache, and bounded whatever the log holds: a table holding maxCachedTaskLists
 // entries is emptied before it takes another, a list longer than maxCachedListBytes encoded is
 // never cached, and all tables are emptied once their keys would pass maxCachedKeyBytes. The
@@ -37,10 +42,17 @@ type taskListCache struct {
 	spans           recordcodec.TaskListSpans // of the record being applied
 	hits            int64                     // records applied from the cache (for tests)
 	off             bool                      // the general path for every record (for tests)
+	// The record being applied: every list found (the stored lists are hitTarget or
+	// hitCurrent, as its type), or the lists that missed, to add once it is applied.
+	pending    bool // lists missed: settle has work
+	hitTarget  groupstate.StoredStreamsTarget
+	hitCurrent groupstate.StoredStreamsAssignment
+	missed     listMask
 }
 
-// listMask says which of a record's lists (TaskListSpans.Lists) missed the cache.
-type listMask [6]bool
+// listMask says which of a record's lists (TaskListSpans.Lists) missed the cache: bit i for
+// list i.
+type listMask uint8
 
 const (
 	maxCachedTaskLists = 1 << 12
@@ -86,40 +98,83 @@ func keepList[T any](c *taskListCache, m map[string]T, span []byte, t T) {
 	m[unsafe.String(&c.keys[start], len(span))] = t
 }
 
-// applyStreamsAssignmentFast applies a record 21 or 22 value whose lists are all in the
-// cache, and reports whether it did. Otherwise it returns the lists that missed, for
-// keepStreamsLists once the general path applied the record.
-func (e *Engine) applyStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Record, k recordcodec.Key) (done bool, missed listMask, err error) {
-	c := &e.lists
+// applyStreamsLists is the cache's entry point, for a record 21 or 22 value: when the
+// engine's version replays the key's type and every list of the value is in the cache, it
+// applies the record from the stored lists (dispatchStored) and reports done. Otherwise the
+// general path decodes the record (and names any problem) and dispatch applies it, and
+// settle then adds the lists that missed.
+func (e *Engine) applyStreamsLists(b *eventlog.Batch, r *eventlog.Record) (done bool, err error) {
+	c, rec := &e.lists, &e.rec
+	if c.off {
+		return false, nil
+	}
+	k := &rec.Key
+	if *k, err = (recordcodec.Decoder{Layout: e.layout, NoCopy: true}).Key(r.Key); err != nil ||
+		!e.opts.Version.KnowsRecordType(int16(k.Type)) || !e.opts.Version.ReplaysRecordType(int16(k.Type)) {
+		return false, nil
+	}
+	if !c.find(k.Type, r.Value) {
+		return false, nil
+	}
+	// An observer sees the decoded record, as on the general path (which names the problem
+	// if it does not decode); one that reads keys only gets the value's bytes.
+	if e.keysOnly {
+		e.raw = recordcodec.RawValue{Type: k.Type, Bytes: r.Value}
+		rec.Value = &e.raw
+	} else if e.opts.Observer != nil && e.decode(rec, r.Key, r.Value) != nil {
+		c.forget()
+		return false, nil
+	}
+	err = e.dispatchStored(k)
+	c.forget()
+	if err != nil {
+		return true, e.violation(b, r, k.Type, false, err)
+	}
+	c.hits++
+	e.stats.Applied[k.Type]++
+	if e.opts.Observer != nil {
+		e.observe(b, r, rec, nil)
+	}
+	return true, nil
+}
+
+// find scans a record 21 or 22 value and looks its lists up: true when every one is in the
+// cache (a hit, with the stored lists in hitTarget or hitCurrent); otherwise missed says which
+// lists to add once the general path applied the record (none when the scan failed).
+func (c *taskListCache) find(t recordcodec.RecordType, value []byte) bool {
 	if c.target == nil {
 		c.target, c.current = map[string]groupstate.StoredTasks{}, map[string]groupstate.StoredTasks{}
 		c.active = map[string]groupstate.StoredActiveTasks{}
 	}
-	sp, t := &c.spans, k.Type
-	var target groupstate.StoredStreamsTarget
-	var current groupstate.StoredStreamsAssignment
-	hit := true
+	sp := &c.spans
+	var missed listMask
 	switch t {
 	case recordcodec.StreamsGroupTargetAssignmentMember:
-		if !sp.ScanTargetAssignmentMember(r.Value) {
-			return false, missed, nil
+		if !sp.ScanTargetAssignmentMember(value) {
+			return false
 		}
+		target := &c.hitTarget
 		for i, dst := range [...]*groupstate.StoredTasks{&target.Active, &target.Standby, &target.Warmup} {
 			var ok bool
 			if *dst, ok = lookupList(c.target, sp.Lists[i]); !ok {
-				missed[i], hit = true, false
+				missed |= 1 << i
 			}
 		}
 	case recordcodec.StreamsGroupCurrentMemberAssignment:
-		if !sp.ScanCurrentMemberAssignment(r.Value) {
-			return false, missed, nil
+		if !sp.ScanCurrentMemberAssignment(value) {
+			return false
 		}
+		current := &c.hitCurrent
 		for i, dst := range [...]*groupstate.StoredActiveTasks{&current.Active, &current.ActivePendingRevocation} {
 			i := 3 * i // lists 0 and 3
 			var ok bool
 			if *dst, ok = lookupList(c.active, sp.Lists[i]); !ok {
-				// A list whose tasks take the member epoch is never cached.
-				missed[i], hit = sp.WithEpochs[i], false
+				// A list whose tasks take the member epoch is never cached: it misses, but is
+				// not to be added.
+				missed |= 1 << 7
+				if sp.WithEpochs[i] {
+					missed |= 1 << i
+				}
 			}
 		}
 		for i, dst := range [...]*groupstate.StoredTasks{1: &current.Standby, 2: &current.Warmup,
@@ -129,46 +184,34 @@ func (e *Engine) applyStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Recor
 			}
 			var ok bool
 			if *dst, ok = lookupList(c.current, sp.Lists[i]); !ok {
-				missed[i], hit = true, false
+				missed |= 1 << i
 			}
 		}
 	default:
-		return false, missed, nil
+		return false
 	}
-	if !hit {
-		return false, missed, nil
-	}
-	// An observer sees the decoded record, as on the general path (which names the problem
-	// if it does not decode); one that reads keys only gets the value's bytes.
-	rec := &e.rec
-	if e.keysOnly {
-		e.raw = recordcodec.RawValue{Type: t, Bytes: r.Value}
-		*rec = recordcodec.Record{Key: k, Value: &e.raw}
-	} else if e.opts.Observer != nil && e.decode(rec, r.Key, r.Value) != nil {
-		return false, listMask{}, nil
-	}
-	if t == recordcodec.StreamsGroupTargetAssignmentMember {
-		err = e.state.ReplayStreamsGroupTargetAssignmentMemberStored(k.Group, k.Member, target)
-	} else {
-		err = e.state.ReplayStreamsGroupCurrentMemberAssignmentStored(k.Group, k.Member, sp.MemberEpoch, sp.PreviousMemberEpoch, sp.State, current)
-	}
-	if err != nil {
-		return true, missed, e.violation(b, r, t, false, err)
-	}
-	e.stats.Applied[t]++
-	c.hits++
-	if e.opts.Observer != nil {
-		e.observe(b, r, func(ev *Event) { ev.Record = *rec })
-	}
-	return true, missed, nil
+	c.missed = missed &^ (1 << 7)
+	c.pending = c.missed != 0
+	return missed == 0
 }
 
-// keepStreamsLists adds the lists of the record 21 or 22 just applied that missed the cache,
-// as the state now stores them.
-func (e *Engine) keepStreamsLists(t recordcodec.RecordType, group, member string, missed listMask) {
-	c := &e.lists
-	sp := &c.spans
-	v := e.state.View()
+// settle ends the cache's part in a record whose lists missed, once dispatch applied it on
+// the general path (applied: without a violation): it adds those lists, as the state now
+// stores them.
+func (c *taskListCache) settle(v groupstate.View, rec *recordcodec.Record, applied bool) {
+	if applied {
+		c.keep(v, rec.Key.Type, rec.Key.Group, rec.Key.Member)
+	}
+	c.forget()
+}
+
+// forget drops what find noted of the record being applied.
+func (c *taskListCache) forget() { c.pending, c.missed = false, 0 }
+
+// keep adds the lists of the record 21 or 22 just applied that missed the cache, as the
+// state now stores them.
+func (c *taskListCache) keep(v groupstate.View, t recordcodec.RecordType, group, member string) {
+	sp, missed := &c.spans, c.missed
 	switch t {
 	case recordcodec.StreamsGroupTargetAssignmentMember:
 		st, ok := v.StreamsStoredTarget(group, member)
@@ -176,7 +219,7 @@ func (e *Engine) keepStreamsLists(t recordcodec.RecordType, group, member string
 			return
 		}
 		for i, l := range [...]groupstate.StoredTasks{st.Active, st.Standby, st.Warmup} {
-			if missed[i] {
+			if missed&(1<<i) != 0 {
 				keepList(c, c.target, sp.Lists[i], l)
 			}
 		}
@@ -186,25 +229,14 @@ func (e *Engine) keepStreamsLists(t recordcodec.RecordType, group, member string
 			return
 		}
 		for i, l := range [...]groupstate.StoredActiveTasks{st.Active, st.ActivePendingRevocation} {
-			if missed[3*i] {
+			if missed&(1<<(3*i)) != 0 {
 				keepList(c, c.active, sp.Lists[3*i], l)
 			}
 		}
 		for i, l := range [...]groupstate.StoredTasks{1: st.Standby, 2: st.Warmup, 4: st.StandbyPendingRevocation, 5: st.WarmupPendingRevocation} {
-			if missed[i] && i%3 != 0 {
+			if missed&(1<<i) != 0 && i%3 != 0 {
 				keepList(c, c.current, sp.Lists[i], l)
 			}
 		}
 	}
-}
-
-// tryStreamsAssignmentFast decodes the key of a record 21 or 22 value and applies it from the
-// cache when the engine's version replays the type (applyStreamsAssignmentFast); anything
-// unusual is left to the general path, which names the problem.
-func (e *Engine) tryStreamsAssignmentFast(b *eventlog.Batch, r *eventlog.Record) (bool, listMask, error) {
-	k, err := recordcodec.Decoder{Layout: e.layout, NoCopy: true}.Key(r.Key)
-	if err != nil || !e.opts.Version.KnowsRecordType(int16(k.Type)) || !e.opts.Version.ReplaysRecordType(int16(k.Type)) {
-		return false, listMask{}, nil
-	}
-	return e.applyStreamsAssignmentFast(b, r, k)
 }

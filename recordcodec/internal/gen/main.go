@@ -19,6 +19,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -99,6 +100,7 @@ type field struct {
 	ignorable bool
 	hook      string
 	goAlias   string
+	gsName    string // the groupstate field's name (default gsFieldName's rule), "-" for none
 	line      int
 }
 
@@ -127,6 +129,7 @@ func isPrimitive(t string) bool {
 type structDef struct {
 	name   string
 	fields []*field
+	model  modelType // the groupstate type replay converts it into (model.go)
 }
 
 type message struct {
@@ -137,6 +140,8 @@ type message struct {
 	flexible vrange
 	layout   string
 	body     *structDef
+	replay   replayRule // how replay applies the value (model.go)
+	fast     bool       // a fast decoder is written for it (fast.go)
 }
 
 // recordType is one `record` line: an id of the key's int16 prefix.
@@ -183,101 +188,133 @@ func parse(path string) *schema {
 		level := indent / 2
 		words := strings.Fields(raw)
 		if level == 0 {
-			switch words[0] {
-			case "struct":
-				st := s.addStruct(words[1], lineNo)
-				stack = []*structDef{st}
-				cur = nil
-			case "record":
-				rt := &recordType{id: atoi(words[1]), name: words[2], key: words[3], kafka: parseRange("0+")}
-				replaySet := false
-				for _, opt := range words[4:] {
-					k, v, _ := strings.Cut(opt, "=")
-					switch k {
-					case "kafka":
-						rt.kafka = parseRange(v)
-					case "replay":
-						rt.replay, replaySet = parseRange(v), true
-					default:
-						log.Fatalf("schema.txt:%d: unknown record option %q", lineNo, opt)
-					}
-				}
-				if !replaySet {
-					rt.replay = rt.kafka
-				}
-				switch rt.key {
-				case "offset", "group", "groupid", "member", "regex":
-				default:
-					log.Fatalf("schema.txt:%d: unknown key shape %q", lineNo, rt.key)
-				}
-				if rt.id != len(s.records) {
-					log.Fatalf("schema.txt:%d: record %d out of order (want %d: ids are dense)", lineNo, rt.id, len(s.records))
-				}
-				s.records = append(s.records, rt)
-				stack, cur = nil, nil
-			case "value", "data":
-				m := &message{kind: words[0]}
-				rest := words[1:]
-				if m.kind == "value" {
-					m.id = atoi(rest[0])
-					rest = rest[1:]
-				}
-				m.name, m.valid, m.flexible = rest[0], parseRange(rest[1]), parseRange(rest[2])
-				if len(rest) > 3 {
-					m.layout = rest[3]
-				}
-				m.body = s.addStruct(m.name, lineNo)
-				s.owner[m.name] = m
-				s.messages = append(s.messages, m)
-				stack = []*structDef{m.body}
-				cur = m
-			default:
-				log.Fatalf("schema.txt:%d: unknown declaration %q", lineNo, words[0])
-			}
+			stack, cur = s.parseDeclaration(words, lineNo)
 			continue
 		}
 		if level > len(stack) {
 			log.Fatalf("schema.txt:%d: field indented too far", lineNo)
 		}
 		stack = stack[:level]
-		fd := &field{name: words[0], typ: words[1], versions: parseRange(words[2]), tag: -1, nullable: vrange{none: true}, line: lineNo}
-		for _, opt := range words[3:] {
-			k, v, _ := strings.Cut(opt, "=")
-			switch k {
-			case "null":
-				fd.nullable = parseRange(v)
-			case "tag":
-				fd.tag = atoi(v)
-			case "default":
-				fd.def = v
-			case "ignorable":
-				fd.ignorable = true
-			case "json":
-				fd.hook = v
-			case "go":
-				fd.goAlias = v
-			default:
-				log.Fatalf("schema.txt:%d: unknown option %q", lineNo, opt)
-			}
-		}
-		parent := stack[level-1]
-		parent.fields = append(parent.fields, fd)
-		// A field whose type is not primitive and not yet known opens an inline struct.
-		et := fd.elem()
-		if !isPrimitive(et) {
-			if _, ok := s.structs[et]; !ok {
-				st := s.addStruct(et, lineNo)
-				if cur != nil {
-					s.owner[et] = cur
-				}
-				stack = append(stack, st)
-			}
+		if st := s.parseField(stack[level-1], cur, words, lineNo); st != nil {
+			stack = append(stack, st)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		log.Fatal(err)
 	}
 	return s
+}
+
+// parseDeclaration reads a line at indentation 0 (struct, record, value, data) and returns
+// the struct that receives the fields that follow (none for a record line) and the message
+// being declared.
+func (s *schema) parseDeclaration(words []string, lineNo int) ([]*structDef, *message) {
+	switch words[0] {
+	case "struct":
+		st := s.addStruct(words[1], lineNo)
+		parseModelOptions(&st.model, nil, words[2:], lineNo)
+		return []*structDef{st}, nil
+	case "record":
+		s.parseRecord(words, lineNo)
+		return nil, nil
+	case "value", "data":
+		m := &message{kind: words[0]}
+		rest := words[1:]
+		if m.kind == "value" {
+			m.id = atoi(rest[0])
+			rest = rest[1:]
+		}
+		m.name, m.valid, m.flexible = rest[0], parseRange(rest[1]), parseRange(rest[2])
+		rest = rest[3:]
+		if len(rest) > 0 && !strings.Contains(rest[0], "=") && rest[0] != "unwrap" && rest[0] != "fast" {
+			m.layout, rest = rest[0], rest[1:]
+		}
+		if i := slices.Index(rest, "fast"); i >= 0 {
+			m.fast, rest = true, slices.Delete(rest, i, i+1)
+		}
+		m.body = s.addStruct(m.name, lineNo)
+		parseModelOptions(&m.body.model, &m.replay, rest, lineNo)
+		s.owner[m.name] = m
+		s.messages = append(s.messages, m)
+		return []*structDef{m.body}, m
+	}
+	log.Fatalf("schema.txt:%d: unknown declaration %q", lineNo, words[0])
+	return nil, nil
+}
+
+func (s *schema) parseRecord(words []string, lineNo int) {
+	rt := &recordType{id: atoi(words[1]), name: words[2], key: words[3], kafka: parseRange("0+")}
+	replaySet := false
+	for _, opt := range words[4:] {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "kafka":
+			rt.kafka = parseRange(v)
+		case "replay":
+			rt.replay, replaySet = parseRange(v), true
+		default:
+			log.Fatalf("schema.txt:%d: unknown record option %q", lineNo, opt)
+		}
+	}
+	if !replaySet {
+		rt.replay = rt.kafka
+	}
+	switch rt.key {
+	case "offset", "group", "groupid", "member", "regex":
+	default:
+		log.Fatalf("schema.txt:%d: unknown key shape %q", lineNo, rt.key)
+	}
+	if rt.id != len(s.records) {
+		log.Fatalf("schema.txt:%d: record %d out of order (want %d: ids are dense)", lineNo, rt.id, len(s.records))
+	}
+	s.records = append(s.records, rt)
+}
+
+// parseField adds a field line to parent and returns the inline struct it opens, if any.
+func (s *schema) parseField(parent *structDef, cur *message, words []string, lineNo int) *structDef {
+	fd := &field{name: words[0], typ: words[1], versions: parseRange(words[2]), tag: -1, nullable: vrange{none: true}, line: lineNo}
+	var model modelType
+	for _, opt := range words[3:] {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "null":
+			fd.nullable = parseRange(v)
+		case "tag":
+			fd.tag = atoi(v)
+		case "default":
+			fd.def = v
+		case "ignorable":
+			fd.ignorable = true
+		case "json":
+			fd.hook = v
+		case "go":
+			fd.goAlias = v
+		case "gs":
+			fd.gsName = v
+		case "in", "model":
+			parseModelOptions(&model, nil, []string{opt}, lineNo)
+		default:
+			log.Fatalf("schema.txt:%d: unknown option %q", lineNo, opt)
+		}
+	}
+	parent.fields = append(parent.fields, fd)
+	// A field whose type is not primitive and not yet known opens an inline struct.
+	et := fd.elem()
+	if isPrimitive(et) {
+		return nil
+	}
+	if _, ok := s.structs[et]; ok {
+		if model.name != "" {
+			log.Fatalf("schema.txt:%d: %s is declared before: name its groupstate type there", lineNo, et)
+		}
+		return nil
+	}
+	st := s.addStruct(et, lineNo)
+	st.model = model
+	if cur != nil {
+		s.owner[et] = cur
+	}
+	return st
 }
 
 func (s *schema) addStruct(name string, line int) *structDef {
@@ -1270,6 +1307,9 @@ func main() {
 	in := flag.String("in", "internal/gen/schema.txt", "schema table")
 	out := flag.String("out", "zz_generated.go", "recordcodec's output file")
 	gsOut := flag.String("groupstate", "../groupstate/zz_recordtypes.go", "groupstate's output file")
+	valuesOut := flag.String("values", "../groupstate/zz_values.go", "groupstate's mutator inputs")
+	dispatchOut := flag.String("dispatch", "../replay/zz_dispatch.go", "replay's record-to-mutator switch")
+	fastOut := flag.String("fast", "zz_fastpath.go", "recordcodec's fast decoders")
 	flag.Parse()
 	s := parse(*in)
 	g := &gen{s: s}
@@ -1278,6 +1318,16 @@ func main() {
 	g = &gen{s: s}
 	g.genGroupstate()
 	write(*gsOut, g.buf.Bytes())
+	m := newModel(s)
+	g = &gen{s: s}
+	g.genValues(m)
+	write(*valuesOut, g.buf.Bytes())
+	g = &gen{s: s}
+	g.genDispatch(m)
+	write(*dispatchOut, g.buf.Bytes())
+	g = &gen{s: s}
+	g.genFast()
+	write(*fastOut, g.buf.Bytes())
 }
 
 // write formats src and writes it to path (or the unformatted source to path.broken when it
